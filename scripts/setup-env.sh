@@ -1,0 +1,25 @@
+# Sourced by scripts/start and scripts/test: makes .venv and installs Septet into it when
+# pyproject.toml changed since the last install. Safe to run again; quiet when nothing changed.
+set -euo pipefail
+SEPTET_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$SEPTET_ROOT"
+
+python_bin="${PYTHON:-python3}"
+if ! "$python_bin" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "Septet needs Python 3.11 or newer as '$python_bin' (set PYTHON=/path/to/python3.11)" >&2
+    exit 2
+fi
+if [ ! -x .venv/bin/python ]; then
+    echo "==> creating .venv"
+    "$python_bin" -m venv .venv
+fi
+stamp=".venv/.septet-installed"
+wanted="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+    echo "==> installing Septet and its pinned dependencies into .venv"
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    echo "$wanted" > "$stamp"
+fi
+export PATH="$SEPTET_ROOT/.venv/bin:$PATH"
+export VIRTUAL_ENV="$SEPTET_ROOT/.venv"
