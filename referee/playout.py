@@ -31,9 +31,7 @@ class Step:
     state: Any
 
 
-def playout(
-    game: Game, state: Any, rng: random.Random, policy: Policy = random_policy
-) -> Iterator[Step]:
+def playout(game: Game, state: Any, rng: random.Random, policy: Policy = random_policy) -> Iterator[Step]:
     """Yields every step from `state` to the end of the game; chance is sampled from `rng`."""
     while (decision := game.to_move(state)) is not None:
         if decision.is_chance:

@@ -158,9 +158,7 @@ class Game:
         checked: dict[str, Any] = {}
         for name, spec in self.options.items():
             value = given.get(name, spec.default)
-            if value not in spec.allowed or isinstance(value, bool) != isinstance(
-                spec.default, bool
-            ):
+            if value not in spec.allowed or isinstance(value, bool) != isinstance(spec.default, bool):
                 allowed = ", ".join(str(v) for v in spec.allowed)
                 raise GameError(f"{self.id} option {name}={value!r} is not one of: {allowed}")
             checked[name] = value
@@ -169,6 +167,4 @@ class Game:
     def start(self, num_players: int, options: Options | None = None, **position: Any) -> Any:
         """A new game after checking the player count and options (`position`: see `new_game`)."""
         self.check_players(num_players)
-        return self.new_game(
-            num_players, {**self.check_options(options), **self.fixed_options}, **position
-        )
+        return self.new_game(num_players, {**self.check_options(options), **self.fixed_options}, **position)

@@ -1,0 +1,266 @@
+"""`septet`: the command line a bot author meets first.
+
+Every failure a person can cause (unknown game, wrong player count, bad option, damaged replay)
+ends in a one-line `septet: error: ...` and exit code 2 for usage, 1 for a failed verification;
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table as RichTable
+
+from referee import __version__, replay
+from referee.games import all_games, get_game
+from referee.games.base import Game, GameError
+from referee.match import MatchResult, play_match
+from referee.players import BUILTIN_PLAYERS, Player, builtin_player
+from referee.series import Summary, Table, schedule, seats_for
+
+USAGE_ERROR = 2
+VERIFY_FAILED = 1
+
+MATCH_EXAMPLES = """\
+examples:
+  septet match --game oh-hell --players 4 greedy random
+  septet match --game black-sevens --games 200 --duplicate greedy random
+  septet match --game oh7 --games 50 --seed 7 --replays replays/ --json greedy random random
+"""
+
+
+class UsageError(Exception):
+    """A mistake in how septet was called; printed as one line, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="septet",
+        description="Septet: referee, local matches and tools for seven-card trick-game bots.",
+        epilog="Run 'septet COMMAND --help' for a command's options and examples.",
+    )
+    parser.add_argument("--version", action="version", version=f"septet {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    match = commands.add_parser(
+        "match",
+        help="play seeded games between bots and show a results table",
+        description="Play seeded games of one game id between bots and show per-bot results: "
+        "mean score, rank distribution and a 95%% confidence interval of the mean rank.",
+        epilog=MATCH_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    match.add_argument("--game", required=True, metavar="GAME", help="game id (see 'septet rules')")
+    match.add_argument("--players", type=int, metavar="N", help="seats at the table (default: one per bot)")
+    match.add_argument("--games", type=int, default=10, metavar="K", help="seeds to play (default: 10)")
+    match.add_argument("--seed", type=int, metavar="S", help="first seed; game k uses S+k (default: random)")
+    match.add_argument(
+        "--duplicate", action="store_true", help="play every seat rotation of each seed (K x N games)"
+    )
+    match.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="game option, e.g. target=21"
+    )
+    match.add_argument(
+        "--replays", type=Path, metavar="DIR", help="write every game's replay (.json.gz) here"
+    )
+    match.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
+    match.add_argument("bots", nargs="+", metavar="BOT", help=f"built-in bot: {', '.join(BUILTIN_PLAYERS)}")
+
+    replay_cmd = commands.add_parser("replay", help="work with replay files")
+    replay_commands = replay_cmd.add_subparsers(dest="replay_command", metavar="ACTION", required=True)
+    verify = replay_commands.add_parser(
+        "verify",
+        help="re-play replays through the engine and check every event and the result",
+        description="Re-apply each replay's recorded actions and chance outcomes through the engine. "
+        "Exits 1, saying where, if anything differs.",
+        epilog="example:\n  septet replay verify replays/*.json.gz",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verify.add_argument("files", nargs="+", type=Path, metavar="FILE")
+
+    rules = commands.add_parser(
+        "rules",
+        help="print the rules the engine implements",
+        description="Without GAME, list the game ids; with GAME, print its rules summary.",
+        epilog="example:\n  septet rules oh7-duel",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rules.add_argument("game", nargs="?", metavar="GAME")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `septet` console script; returns the exit code."""
+    args = _parser().parse_args(argv)
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        if args.command == "match":
+            return _match(args, out)
+        if args.command == "replay":
+            return _replay_verify(args.files, out)
+        return _rules(args.game, out)
+    except (GameError, UsageError) as error:
+        print(f"septet: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("septet: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parse_options(pairs: Sequence[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--option takes NAME=VALUE, not {pair!r}")
+        try:
+            options[name] = json.loads(text)
+        except json.JSONDecodeError:
+            options[name] = text
+    return options
+
+
+def _match(args: argparse.Namespace, out: Console) -> int:
+    game = get_game(args.game)
+    options = game.check_options(_parse_options(args.option))
+    for name in args.bots:
+        if name not in BUILTIN_PLAYERS:
+            raise UsageError(f"unknown bot {name!r} (built-in bots: {', '.join(BUILTIN_PLAYERS)})")
+    num_seats = seats_for(game, len(args.bots), args.players)
+    seed = args.seed if args.seed is not None else secrets.randbelow(1_000_000)
+    tables = schedule(num_seats, len(args.bots), args.games, seed, args.duplicate)
+    if args.replays is not None:
+        try:
+            args.replays.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"cannot create {args.replays}: {error.strerror}") from None
+
+    def play(table: Table) -> MatchResult:
+        players: list[Player] = [
+            builtin_player(args.bots[bot], game, table.seed, seat) for seat, bot in enumerate(table.seating)
+        ]
+        return play_match(game, players, seed=table.seed, options=options)
+
+    summary = Summary.start(game, args.bots, num_seats=num_seats, seed=seed, duplicate=args.duplicate)
+    err = Console(stderr=True)
+    progress = Progress(
+        TextColumn(f"{game.id}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("games"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+        disable=args.json or not err.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("games", total=len(tables))
+        for table in tables:
+            outcome = play(table)
+            summary.record(table, outcome)
+            if args.replays is not None:
+                name = f"{game.id}-s{table.seed}-r{table.rotation}.json.gz"
+                replay.save(outcome.replay, args.replays / name)
+            progress.advance(task)
+    if args.json:
+        print(json.dumps(summary.to_json(), indent=2))
+    else:
+        _print_summary(game, summary, out, args.replays)
+    return 0
+
+
+def _print_summary(game: Game, summary: Summary, out: Console, replays: Path | None) -> None:
+    rotation = "every seat rotation of each seed" if summary.duplicate else "seating rotated each game"
+    out.print(
+        f"[bold]{game.title}[/] ({game.id}), {summary.num_seats} players, {summary.played} games "
+        f"from seed {summary.seed} ({rotation})"
+    )
+    table = RichTable(show_edge=False, pad_edge=False)
+    table.add_column("bot")
+    table.add_column("games", justify="right")
+    table.add_column("mean score", justify="right")
+    table.add_column("mean rank (95% CI)", justify="right")
+    table.add_column("ranks " + " ".join(f"{rank:>4}" for rank in range(1, summary.num_seats + 1)))
+    table.add_column("forfeits", justify="right")
+    for bot in sorted(summary.bots, key=lambda record: record.rank_interval().mean):
+        interval = bot.rank_interval()
+        games = max(bot.games, 1)
+        counts = [bot.ranks.count(rank) * 100 / games for rank in range(1, summary.num_seats + 1)]
+        ci = f" [{interval.low:.2f}, {interval.high:.2f}]" if len(bot.unit_ranks) > 1 else ""
+        table.add_row(
+            bot.name,
+            str(bot.games),
+            f"{sum(bot.scores) / games:.1f}",
+            f"{interval.mean:.2f}{ci}",
+            "      " + " ".join(f"{share:>3.0f}%" for share in counts),
+            ", ".join(f"{count} {status}" for status, count in bot.forfeits.items()) or "0",
+        )
+    out.print(table)
+    better = "higher" if game.higher_is_better else "lower"
+    out.print(
+        f"rank 1 is best; scores: {better} is better. "
+        f"{summary.decisions} decisions in {summary.seconds:.1f} s."
+    )
+    if summary.aborted:
+        out.print(f"{summary.aborted} games aborted by a safety cap (not ranked).")
+    if replays is not None:
+        out.print(
+            f"replays written to {replays}/ (check them with: septet replay verify {replays}/*.json.gz)"
+        )
+
+
+def _replay_verify(files: Sequence[Path], out: Console) -> int:
+    failed = 0
+    for path in files:
+        try:
+            verified = replay.verify(replay.load(path))
+        except replay.ReplayError as error:
+            failed += 1
+            print(f"FAIL {path}: {error}", file=sys.stderr)
+            continue
+        ranks = verified.result.ranks
+        outcome = (
+            "aborted"
+            if ranks is None
+            else " ".join(
+                f"{name}={score}(#{rank})"
+                for name, score, rank in zip(verified.names, verified.result.scores, ranks, strict=True)
+            )
+        )
+        out.print(f"ok   {path}: {verified.game}, {verified.events} events, {outcome}")
+    if len(files) > 1:
+        out.print(f"{len(files) - failed} verified, {failed} failed")
+    return VERIFY_FAILED if failed else 0
+
+
+def _rules(game_id: str | None, out: Console) -> int:
+    if game_id is None:
+        out.print("Games (septet rules GAME for the rules the engine implements):")
+        for game in all_games().values():
+            players = (
+                f"{game.players.start}-{game.players.stop - 1}"
+                if len(game.players) > 1
+                else str(game.players.start)
+            )
+            out.print(f"  {game.id:<22} {game.title} ({players} players)")
+        return 0
+    game = get_game(game_id)
+    out.print(game.rules.strip(), markup=False)
+    if game.options:
+        out.print("\nOptions (septet match --option NAME=VALUE):", markup=False)
+        for name, spec in game.options.items():
+            allowed = ", ".join(str(value) for value in spec.allowed)
+            out.print(f"  {name}: one of {allowed} (default {spec.default}). {spec.help}", markup=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
