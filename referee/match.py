@@ -214,23 +214,22 @@ def play_match(
             events.extend(state.events)
             continue
         # Every seat of a simultaneous decision is asked before any answer is applied.
-        answers = []
+        answers: list[tuple[int, Action, int | str]] = []
         for seat in seats_asked:
             legal = legal_actions(state, seat)
             if len(legal) == 1:
                 forced += 1
-                answers.append((seat, legal[0], None))
+                answers.append((seat, legal[0], "forced"))
             else:
                 action, micros = seats.ask(seat, information_state(state, seat), legal)
-                answers.append((seat, action, micros))
-        for seat, action, micros in answers:
+                answers.append((seat, action, "fallback" if micros is None else micros))
+        for seat, action, how in answers:
             state = apply(state, seat, action)
-            record: Event = {"type": "action", "seat": seat, "kind": str(decision.kind)}
-            record["action"] = action
-            if micros is None:
-                record["forced" if seat not in seats.forfeits else "fallback"] = True
+            record: Event = {"type": "action", "seat": seat, "kind": str(decision.kind), "action": action}
+            if isinstance(how, str):
+                record[how] = True
             else:
-                record["us"] = micros
+                record["us"] = how
             events.append(record)
             events.extend(state.events)
 

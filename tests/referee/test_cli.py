@@ -19,10 +19,16 @@ def septet(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_match_prints_a_results_table_with_confidence_intervals() -> None:
-    run = septet("match", "--game", "oh-hell", "--players", "4", "--games", "12", "--seed", "3", "greedy", "random")
+    run = septet(
+        "match", "--game", "oh-hell", "--players", "4", "--games", "12", "--seed", "3", "greedy", "random"
+    )
     assert run.returncode == 0, run.stderr
     assert "mean rank (95% CI)" in run.stdout
-    lines = {line.split()[0]: line for line in run.stdout.splitlines() if line.split()[:1] in (["greedy"], ["random"])}
+    lines = {
+        line.split()[0]: line
+        for line in run.stdout.splitlines()
+        if line.split()[:1] in (["greedy"], ["random"])
+    }
     assert set(lines) == {"greedy", "random"}
     assert "[" in lines["greedy"], "a CI is shown once there are two or more samples"
 
@@ -31,7 +37,19 @@ def test_match_prints_a_results_table_with_confidence_intervals() -> None:
 def test_match_json_and_replays_for_every_game(game_id: str, tmp_path: Path) -> None:
     game = GAMES[game_id]
     bots = ["greedy"] + ["random"] * (game.players.start - 1)
-    run = septet("match", "--game", game_id, "--games", "3", "--seed", "40", "--replays", str(tmp_path), "--json", *bots)
+    run = septet(
+        "match",
+        "--game",
+        game_id,
+        "--games",
+        "3",
+        "--seed",
+        "40",
+        "--replays",
+        str(tmp_path),
+        "--json",
+        *bots,
+    )
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout)
     assert summary["game"] == game_id and summary["games"] == 3
@@ -44,12 +62,27 @@ def test_match_json_and_replays_for_every_game(game_id: str, tmp_path: Path) -> 
 
 
 def test_duplicate_plays_every_rotation_of_each_seed(tmp_path: Path) -> None:
-    run = septet("match", "--game", "black-sevens", "--games", "2", "--seed", "5", "--duplicate",
-                 "--replays", str(tmp_path), "--json", "greedy", "random")
+    run = septet(
+        "match",
+        "--game",
+        "black-sevens",
+        "--games",
+        "2",
+        "--seed",
+        "5",
+        "--duplicate",
+        "--replays",
+        str(tmp_path),
+        "--json",
+        "greedy",
+        "random",
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["games"] == 8
     names = sorted(path.name for path in tmp_path.iterdir())
-    assert names == sorted(f"black-sevens-s{seed}-r{rotation}.json.gz" for seed in (5, 6) for rotation in range(4))
+    assert names == sorted(
+        f"black-sevens-s{seed}-r{rotation}.json.gz" for seed in (5, 6) for rotation in range(4)
+    )
 
 
 def test_same_seed_gives_the_same_summary() -> None:
@@ -61,7 +94,21 @@ def test_same_seed_gives_the_same_summary() -> None:
 
 
 def test_option_is_passed_to_the_game() -> None:
-    run = septet("match", "--game", "oh7", "--option", "target=21", "--games", "1", "--seed", "1", "--json", "greedy", "random", "random")
+    run = septet(
+        "match",
+        "--game",
+        "oh7",
+        "--option",
+        "target=21",
+        "--games",
+        "1",
+        "--seed",
+        "1",
+        "--json",
+        "greedy",
+        "random",
+        "random",
+    )
     assert run.returncode == 0, run.stderr
 
 
@@ -69,18 +116,40 @@ def test_option_is_passed_to_the_game() -> None:
     ("args", "message", "what_was_tried"),
     [
         (("match", "--game", "poker", "random"), "unknown game 'poker'", "an unknown game id"),
-        (("match", "--game", "black-sevens", "--players", "3", "random"), "black-sevens is played by 4 players", "a wrong player count"),
+        (
+            ("match", "--game", "black-sevens", "--players", "3", "random"),
+            "black-sevens is played by 4 players",
+            "a wrong player count",
+        ),
         (("match", "--game", "oh-hell", "--players", "9", "random"), "3-7 players", "too many players"),
-        (("match", "--game", "oh7", "--option", "target=40", "random"), "target=40 is not one of", "a bad option value"),
-        (("match", "--game", "oh7", "--option", "speed=2", "random"), "has no option 'speed'", "an unknown option"),
-        (("match", "--game", "oh7", "--option", "target", "random"), "NAME=VALUE", "an option without a value"),
+        (
+            ("match", "--game", "oh7", "--option", "target=40", "random"),
+            "target=40 is not one of",
+            "a bad option value",
+        ),
+        (
+            ("match", "--game", "oh7", "--option", "speed=2", "random"),
+            "has no option 'speed'",
+            "an unknown option",
+        ),
+        (
+            ("match", "--game", "oh7", "--option", "target", "random"),
+            "NAME=VALUE",
+            "an option without a value",
+        ),
         (("match", "--game", "oh-hell", "alphago"), "unknown bot 'alphago'", "an unknown bot"),
         (("match", "--game", "oh-hell", "--games", "0", "random"), "at least 1", "zero games"),
-        (("match", "--game", "oh7-duel", "random", "random", "random"), "3 bots cannot sit", "more bots than seats"),
+        (
+            ("match", "--game", "oh7-duel", "--players", "2", "random", "random", "random"),
+            "3 bots cannot sit",
+            "more bots than seats",
+        ),
         (("rules", "bridge"), "unknown game 'bridge'", "rules of an unknown game"),
     ],
 )
-def test_usage_errors_are_one_line_with_exit_code_2(args: tuple[str, ...], message: str, what_was_tried: str, tmp_path: Path) -> None:
+def test_usage_errors_are_one_line_with_exit_code_2(
+    args: tuple[str, ...], message: str, what_was_tried: str, tmp_path: Path
+) -> None:
     run = septet(*args, "--replays", str(tmp_path / "r")) if args[0] == "match" else septet(*args)
     assert run.returncode == 2, what_was_tried
     assert message in run.stderr, what_was_tried
@@ -94,10 +163,24 @@ def test_argparse_errors_exit_2_without_traceback() -> None:
 
 
 def test_verify_fails_with_exit_1_and_says_where(tmp_path: Path) -> None:
-    run = septet("match", "--game", "oh-hell", "--games", "1", "--seed", "2", "--replays", str(tmp_path), "greedy", "random", "random")
+    run = septet(
+        "match",
+        "--game",
+        "oh-hell",
+        "--games",
+        "1",
+        "--seed",
+        "2",
+        "--replays",
+        str(tmp_path),
+        "greedy",
+        "random",
+        "random",
+    )
     assert run.returncode == 0, run.stderr
     good = next(tmp_path.glob("*.json.gz"))
     import gzip
+
     document = json.loads(gzip.decompress(good.read_bytes()))
     document["result"]["scores"][1] += 1
     bad = tmp_path / "bad.json"

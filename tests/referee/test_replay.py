@@ -61,8 +61,9 @@ def test_a_forfeit_is_recorded_and_verifies() -> None:
     def cheat(info: Any, legal: Any) -> Any:
         return "nonsense"
 
-    document = play_match("oh-hell", [PolicyPlayer(cheat, "cheat"), *(
-        RandomPlayer(random.Random(s)) for s in range(3))], seed=3).replay
+    document = play_match(
+        "oh-hell", [PolicyPlayer(cheat, "cheat"), *(RandomPlayer(random.Random(s)) for s in range(3))], seed=3
+    ).replay
     assert document["forfeits"][0]["status"] == "INVALID"
     assert replay.verify(document).result.ranks is not None
 
@@ -108,8 +109,16 @@ def _wrong_format(document: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(
     "tamper",
-    [_tamper_action, _tamper_deal, _tamper_score, _tamper_round_end, _truncate, _drop_forced_mark,
-     _unknown_game, _wrong_format],
+    [
+        _tamper_action,
+        _tamper_deal,
+        _tamper_score,
+        _tamper_round_end,
+        _truncate,
+        _drop_forced_mark,
+        _unknown_game,
+        _wrong_format,
+    ],
 )
 def test_a_tampered_replay_fails_verification_with_a_one_line_reason(tamper: Any) -> None:
     document = _replay_of("oh-hell", 2)
