@@ -14,12 +14,18 @@ from __future__ import annotations
 import argparse
 import random
 import resource
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
-from referee.games import GAMES
-from referee.match import play_match
-from referee.players import RandomPlayer
+# This script shares its name with the package it measures: keep its own folder off the path.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
+
+from referee.games import GAMES  # noqa: E402
+from referee.match import play_match  # noqa: E402
+from referee.players import RandomPlayer  # noqa: E402
 
 TARGET_GAME, TARGET_PLAYERS, TARGET_DECISIONS_PER_SECOND = "oh-hell", 4, 100_000
 

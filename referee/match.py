@@ -214,23 +214,21 @@ def play_match(
             events.extend(state.events)
             continue
         # Every seat of a simultaneous decision is asked before any answer is applied.
-        answers: list[tuple[int, Action, int | str]] = []
+        answers: list[tuple[int, Action, str, int | bool]] = []
         for seat in seats_asked:
             legal = legal_actions(state, seat)
             if len(legal) == 1:
                 forced += 1
-                answers.append((seat, legal[0], "forced"))
+                answers.append((seat, legal[0], "forced", True))
             else:
                 action, micros = seats.ask(seat, information_state(state, seat), legal)
-                answers.append((seat, action, "fallback" if micros is None else micros))
-        for seat, action, how in answers:
+                answers.append(
+                    (seat, action, "us", micros) if micros is not None else (seat, action, "fallback", True)
+                )
+        kind = decision.kind.value
+        for seat, action, how, value in answers:
             state = apply(state, seat, action)
-            record: Event = {"type": "action", "seat": seat, "kind": str(decision.kind), "action": action}
-            if isinstance(how, str):
-                record[how] = True
-            else:
-                record["us"] = how
-            events.append(record)
+            events.append({"type": "action", "seat": seat, "kind": kind, "action": action, how: value})
             events.extend(state.events)
 
     game_result = game.result(state)
