@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
@@ -100,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `septet` console script; returns the exit code."""
     args = _parser().parse_args(argv)
-    out = Console(highlight=False, soft_wrap=True)
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     try:
         if args.command == "match":
             return _match(args, out)
@@ -183,31 +184,32 @@ def _print_summary(game: Game, summary: Summary, out: Console, replays: Path | N
         f"[bold]{game.title}[/] ({game.id}), {summary.num_seats} players, {summary.played} games "
         f"from seed {summary.seed} ({rotation})"
     )
-    table = RichTable(show_edge=False, pad_edge=False)
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("bot")
     table.add_column("games", justify="right")
     table.add_column("mean score", justify="right")
     table.add_column("mean rank (95% CI)", justify="right")
-    table.add_column("ranks " + " ".join(f"{rank:>4}" for rank in range(1, summary.num_seats + 1)))
+    for rank in range(1, summary.num_seats + 1):
+        table.add_column(f"#{rank}", justify="right")
     table.add_column("forfeits", justify="right")
     for bot in sorted(summary.bots, key=lambda record: record.rank_interval().mean):
         interval = bot.rank_interval()
         games = max(bot.games, 1)
-        counts = [bot.ranks.count(rank) * 100 / games for rank in range(1, summary.num_seats + 1)]
+        shares = [f"{bot.ranks.count(rank) * 100 / games:.0f}%" for rank in range(1, summary.num_seats + 1)]
         ci = f" [{interval.low:.2f}, {interval.high:.2f}]" if len(bot.unit_ranks) > 1 else ""
         table.add_row(
             bot.name,
             str(bot.games),
             f"{sum(bot.scores) / games:.1f}",
             f"{interval.mean:.2f}{ci}",
-            "      " + " ".join(f"{share:>3.0f}%" for share in counts),
+            *shares,
             ", ".join(f"{count} {status}" for status, count in bot.forfeits.items()) or "0",
         )
     out.print(table)
     better = "higher" if game.higher_is_better else "lower"
     out.print(
         f"rank 1 is best; scores: {better} is better. "
-        f"{summary.decisions} decisions in {summary.seconds:.1f} s."
+        f"#N: share of games finished at rank N. {summary.decisions} decisions in {summary.seconds:.2f} s."
     )
     if summary.aborted:
         out.print(f"{summary.aborted} games aborted by a safety cap (not ranked).")
