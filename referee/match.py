@@ -14,13 +14,14 @@ import contextlib
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import referee
 from referee.games import get_game
-from referee.games.base import CHANCE, Action, Event, Game, Result, competition_ranks
+from referee.games.base import CHANCE, Action, DecisionKind, Event, Game, Result, competition_ranks
 from referee.players import Player
 
 REPLAY_FORMAT = "septet-replay/1"
@@ -41,6 +42,10 @@ class PlayerTimeout(Exception):
 
 class PlayerError(Exception):
     """Raised by a player adapter when the player failed (crashed, garbage answer)."""
+
+
+class PlayerInvalid(Exception):
+    """Raised by a player adapter when the player's answer is not one of the legal actions."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,28 @@ class Forfeit:
             "reason": self.reason,
             "event": self.event_index,
         }
+
+
+@dataclass(frozen=True)
+class MatchStart:
+    """Told to each player (its optional `start_match` hook) before the first decision."""
+
+    match_id: str
+    game: str
+    seat: int
+    num_players: int
+    options: Mapping[str, Any]
+    seat_names: Sequence[str]
+    time_control: TimeControl | None
+
+
+@dataclass(frozen=True)
+class MatchEnd:
+    """Told to each player (its optional `end_match` hook) once the game is over."""
+
+    match_id: str
+    result: Result
+    forfeits: Sequence[Forfeit]
 
 
 @dataclass
@@ -107,6 +134,35 @@ def result_to_json(result: Result) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The context of one decision, for players that talk to a bot elsewhere (ids, deadlines)."""
+
+    match_id: str
+    game: str
+    seat: int
+    kind: DecisionKind
+    decision_time: float | None
+    """Seconds this decision may take before the bank is drawn on; None when untimed."""
+    bank_time: float | None
+    """Seconds left in the seat's bank for the rest of the game; None when untimed."""
+
+
+class TurnAwarePlayer(Protocol):
+    """A player that wants each decision's context (the gRPC player): `decide_turn` is called
+    instead of `decide`. With `concurrent = True`, simultaneous decisions are asked in parallel.
+    """
+
+    name: str
+    concurrent: bool
+
+    def decide_turn(self, turn: Turn, info_state: Any, legal_actions: tuple[Action, ...]) -> Action: ...
+
+
+_Answer = tuple[Any, BaseException | None, float]
+"""What a player call gave: (its answer, or the exception it raised, and the seconds it took)."""
+
+
 class _Seats:
     """Asks the players, keeps their time banks, and records forfeits."""
 
@@ -117,31 +173,92 @@ class _Seats:
         time_control: TimeControl | None,
         clock: Callable[[], float],
         events: list[Event],
+        match_id: str,
     ) -> None:
         self.game = game
         self.players = players
         self.time_control = time_control
         self.clock = clock
         self.events = events
+        self.match_id = match_id
         self.banks = [time_control.bank if time_control else 0.0] * len(players)
         self.forfeits: dict[int, Forfeit] = {}
         self.decisions = 0
+        self.turn_aware = [callable(getattr(player, "decide_turn", None)) for player in players]
+        self.concurrent = [bool(getattr(player, "concurrent", False)) for player in players]
+        self._pool: ThreadPoolExecutor | None = None
 
-    def ask(self, seat: int, info: Any, legal: tuple[Action, ...]) -> tuple[Action, int | None]:
-        """The seat's action (its fallback's after a forfeit) and its thinking time in µs."""
-        if seat in self.forfeits:
-            return self.game.greedy(info, legal), None
-        self.decisions += 1
+    def ask(
+        self, kind: DecisionKind, asks: Sequence[tuple[int, Any, tuple[Action, ...]]]
+    ) -> list[tuple[Action, int | None]]:
+        """Each seat's action (a forfeited seat's fallback's) and its thinking time in µs.
+
+        Simultaneous decisions of concurrent players are asked in parallel; forfeits are then
+        settled in seat order, so the replay does not depend on who answered first.
+        """
+        if len(asks) == 1:  # the common case, kept short: the referee's hot path
+            seat, info, legal = asks[0]
+            if seat in self.forfeits:
+                return [(self.game.greedy(info, legal), None)]
+            self.decisions += 1
+            return [self._settle(seat, info, legal, self._call(kind, seat, info, legal))]
+        live = [index for index, (seat, _, _) in enumerate(asks) if seat not in self.forfeits]
+        self.decisions += len(live)
+        answers: dict[int, _Answer] = {}
+        if len(live) > 1 and any(self.concurrent[asks[index][0]] for index in live):
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=len(self.players), thread_name_prefix="septet-ask"
+                )
+            futures = {index: self._pool.submit(self._call, kind, *asks[index]) for index in live}
+            answers = {index: future.result() for index, future in futures.items()}
+        else:
+            answers = {index: self._call(kind, *asks[index]) for index in live}
+        return [
+            self._settle(seat, info, legal, answers[index])
+            if index in answers
+            else (self.game.greedy(info, legal), None)
+            for index, (seat, info, legal) in enumerate(asks)
+        ]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    def _call(self, kind: DecisionKind, seat: int, info: Any, legal: tuple[Action, ...]) -> _Answer:
         clock = self.clock
+        player: Any = self.players[seat]
         started = clock()
         try:
-            action = self.players[seat].decide(info, legal)
-        except PlayerTimeout as error:
-            return self._forfeit(seat, Status.TIMEOUT, str(error) or "missed its deadline", info, legal)
+            if self.turn_aware[seat]:
+                timed = self.time_control is not None
+                turn = Turn(
+                    self.match_id,
+                    self.game.id,
+                    seat,
+                    kind,
+                    self.time_control.per_decision if self.time_control else None,
+                    self.banks[seat] if timed else None,
+                )
+                action = player.decide_turn(turn, info, legal)
+            else:
+                action = player.decide(info, legal)
         except Exception as error:  # a bot's bug must not stop the other seats' game
-            reason = f"raised {type(error).__name__}: {error}"
-            return self._forfeit(seat, Status.ERROR, reason, info, legal)
-        elapsed = clock() - started
+            return None, error, clock() - started
+        return action, None, clock() - started
+
+    def _settle(
+        self, seat: int, info: Any, legal: tuple[Action, ...], answer: _Answer
+    ) -> tuple[Action, int | None]:
+        action, error, elapsed = answer
+        if isinstance(error, PlayerTimeout):
+            return self._forfeit(seat, Status.TIMEOUT, str(error) or "missed its deadline", info, legal)
+        if isinstance(error, PlayerInvalid):
+            return self._forfeit(seat, Status.INVALID, str(error), info, legal)
+        if isinstance(error, PlayerError):
+            return self._forfeit(seat, Status.ERROR, str(error), info, legal)
+        if error is not None:
+            return self._forfeit(seat, Status.ERROR, f"raised {type(error).__name__}: {error}", info, legal)
         if self.time_control is not None:
             over = elapsed - self.time_control.per_decision
             if over > self.banks[seat]:
@@ -197,47 +314,58 @@ def play_match(
     state = game.start(len(players), checked_options)
     rng = random.Random(seed)
     events: list[Event] = []
-    seats = _Seats(game, players, time_control, clock, events)
+    names = [player.name for player in players]
+    seats = _Seats(game, players, time_control, clock, events, match_id or "")
     to_move, legal_actions, apply = game.to_move, game.legal_actions, game.apply
     information_state, sample_chance = game.information_state, game.sample_chance
     forced = 0
     started = time.perf_counter()
     for seat, player in enumerate(players):
-        _notify(player, "start_match", {"seat": seat, "game": game.id, "seed": seed})
-
-    while (decision := to_move(state)) is not None:
-        seats_asked = decision.seats
-        if not seats_asked:
-            outcome = sample_chance(state, rng)
-            state = apply(state, CHANCE, outcome)
-            events.append({"type": "chance", "outcome": outcome})
-            events.extend(state.events)
-            continue
-        # Every seat of a simultaneous decision is asked before any answer is applied.
-        answers: list[tuple[int, Action, str, int | bool]] = []
-        for seat in seats_asked:
-            legal = legal_actions(state, seat)
-            if len(legal) == 1:
-                forced += 1
-                answers.append((seat, legal[0], "forced", True))
-            else:
-                action, micros = seats.ask(seat, information_state(state, seat), legal)
-                answers.append(
-                    (seat, action, "us", micros) if micros is not None else (seat, action, "fallback", True)
-                )
-        kind = decision.kind.value
-        for seat, action, how, value in answers:
-            state = apply(state, seat, action)
-            events.append({"type": "action", "seat": seat, "kind": kind, "action": action, how: value})
-            events.extend(state.events)
+        start = MatchStart(match_id or "", game.id, seat, len(players), checked_options, names, time_control)
+        _notify(player, "start_match", start)
+    try:
+        while (decision := to_move(state)) is not None:
+            seats_asked = decision.seats
+            if not seats_asked:
+                outcome = sample_chance(state, rng)
+                state = apply(state, CHANCE, outcome)
+                events.append({"type": "chance", "outcome": outcome})
+                events.extend(state.events)
+                continue
+            # Every seat of a simultaneous decision is asked before any answer is applied.
+            answers: list[tuple[int, Action, str, int | bool]] = []
+            asks = []
+            for seat in seats_asked:
+                legal = legal_actions(state, seat)
+                if len(legal) == 1:
+                    forced += 1
+                    answers.append((seat, legal[0], "forced", True))
+                else:
+                    asks.append((seat, information_state(state, seat), legal))
+            if asks:
+                for (seat, _, _), (action, micros) in zip(asks, seats.ask(decision.kind, asks), strict=True):
+                    answers.append(
+                        (seat, action, "us", micros)
+                        if micros is not None
+                        else (seat, action, "fallback", True)
+                    )
+                if len(answers) > 1:
+                    answers.sort(key=lambda answer: seats_asked.index(answer[0]))
+            kind = decision.kind.value
+            for seat, action, how, value in answers:
+                state = apply(state, seat, action)
+                events.append({"type": "action", "seat": seat, "kind": kind, "action": action, how: value})
+                events.extend(state.events)
+    finally:
+        seats.close()
 
     game_result = game.result(state)
     assert game_result is not None, "a game with no decision left must have a result"
     forfeited = sorted(seats.forfeits)
     result = rank_with_forfeits(game_result, forfeited)
+    end = MatchEnd(match_id or "", result, [seats.forfeits[seat] for seat in forfeited])
     for player in players:
-        _notify(player, "end_match", result_to_json(result))
-    names = [player.name for player in players]
+        _notify(player, "end_match", end)
     replay = {
         "format": REPLAY_FORMAT,
         "engine": f"septet {referee.__version__}",
@@ -263,7 +391,7 @@ def play_match(
     )
 
 
-def _notify(player: Player, hook: str, payload: dict[str, Any]) -> None:
+def _notify(player: Player, hook: str, payload: MatchStart | MatchEnd) -> None:
     """Calls an optional player hook (start_match / end_match); a failing hook is ignored."""
     method = getattr(player, hook, None)
     if method is None:
