@@ -160,9 +160,7 @@ class BiddingInfo:
 # 1. Deal
 
 
-def new_game(
-    rules: Rules, num_players: int, options: Options, scores: Any, round_index: int
-) -> State:
+def new_game(rules: Rules, num_players: int, options: Options, scores: Any, round_index: int) -> State:
     """A game of `rules` waiting for its deal, optionally from a later round with given scores."""
     if num_players not in rules.players:
         first, last = rules.players.start, rules.players.stop - 1

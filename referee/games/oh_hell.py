@@ -56,9 +56,7 @@ RULES = bidding.Rules(
 )
 
 
-def new_game(
-    num_players: int, options: Options, *, scores: Any = None, round_index: int = 0
-) -> State:
+def new_game(num_players: int, options: Options, *, scores: Any = None, round_index: int = 0) -> State:
     """A game waiting for its first deal (which draws the first dealer, R-2.1)."""
     return bidding.new_game(RULES, num_players, options, scores, round_index)
 
