@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// node-random: a Septet bot in JavaScript. Serves `septet.v1.Bot` and the standard gRPC health
+// service on the address it is given, and answers each `Decide` with an index into the request's
+// legal actions (see policy.js).
+//
+//   node bot.js --address localhost:50061        (or unix:/path/to/bot.sock)
+//   node bot.js --address localhost:50061 --seed 7
+//
+// The wire contract is read at run time from the repository's protos/ folder (the nearest one
+// above this file: three levels up in bots/examples/), or from the folder named by SEPTET_PROTOS.
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const { HealthImplementation } = require('grpc-health-check');
+const { chooseIndex, seededRandom } = require('./policy');
+
+const NAME = 'node-random';
+const BOT_SERVICE = 'septet.v1.Bot';
+const PROTO_FILE = path.join('septet', 'v1', 'bot.proto');
+const SHUTDOWN_GRACE_MS = 2000;
+const USAGE = 'usage: node bot.js --address ADDRESS [--seed N], ADDRESS is host:port or unix:/path';
+
+/** Prints one line about a mistake of the caller and exits 2, like the septet CLI. */
+function fail(message) {
+  process.stderr.write(`${NAME}: error: ${message}\n`);
+  process.exit(2);
+}
+
+/** The address and seed from the command line (SEPTET_BOT_ADDRESS / SEPTET_SEED as fallbacks). */
+function readOptions(argv) {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { address: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean' } },
+    }));
+  } catch (error) {
+    fail(`${error.message} (${USAGE})`);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const address = values.address || process.env.SEPTET_BOT_ADDRESS;
+  if (!address) fail(`no address to serve on (${USAGE})`);
+  const seedText = values.seed ?? process.env.SEPTET_SEED;
+  let seed = null;
+  if (seedText !== undefined && seedText !== '') {
+    if (!/^\d+$/.test(seedText)) {
+      fail(`--seed must be a whole number, not ${JSON.stringify(seedText)}`);
+    }
+    seed = Number(seedText);
+  }
+  return { address, seed };
+}
+
+/** The nearest protos/ folder above `start`: the repository's (bots/examples/x -> ../../..). */
+function findProtos(start) {
+  for (let folder = start; ; folder = path.dirname(folder)) {
+    const candidate = path.join(folder, 'protos');
+    if (fs.existsSync(path.join(candidate, PROTO_FILE))) return candidate;
+    if (path.dirname(folder) === folder) return null;
+  }
+}
+
+/** The `septet.v1` package, loaded from the .proto files (SEPTET_PROTOS or the repository's). */
+function loadProtocol() {
+  const override = process.env.SEPTET_PROTOS;
+  const protos = override ? path.resolve(override) : findProtos(__dirname);
+  if (protos === null) {
+    fail(`cannot find protos/${PROTO_FILE} in a folder above ${__dirname} (set SEPTET_PROTOS)`);
+  }
+  if (!fs.existsSync(path.join(protos, PROTO_FILE))) {
+    fail(`cannot find ${PROTO_FILE} under ${protos} (set SEPTET_PROTOS to the protos folder)`);
+  }
+  const definition = protoLoader.loadSync(PROTO_FILE, {
+    includeDirs: [protos],
+    longs: Number, // int64 game options are small numbers
+    enums: String, // kind: "DECISION_KIND_BID", ...
+    defaults: true, // empty lists and zeros are present, as in proto3
+    oneofs: true, // request.infoState names the information state that is set
+  });
+  return grpc.loadPackageDefinition(definition).septet.v1;
+}
+
+/** The `septet.v1.Bot` handlers: acknowledge start and end, answer every decision by index. */
+function botHandlers(random) {
+  return {
+    StartMatch(call, callback) {
+      callback(null, {});
+    },
+    EndMatch(call, callback) {
+      callback(null, {});
+    },
+    Decide(call, callback) {
+      let index;
+      try {
+        index = chooseIndex(call.request, random);
+      } catch (error) {
+        callback({ code: grpc.status.INVALID_ARGUMENT, details: error.message });
+        return;
+      }
+      callback(null, { index });
+    },
+  };
+}
+
+/** The address as it was bound: a TCP port of 0 becomes the port the system picked. */
+function boundAddress(address, port) {
+  if (address.startsWith('unix:') || port <= 0) return address;
+  return address.replace(/:\d+$/, `:${port}`);
+}
+
+function main() {
+  const { address, seed } = readOptions(process.argv.slice(2));
+  const septet = loadProtocol();
+  const random = seed === null ? Math.random : seededRandom(seed);
+  const health = new HealthImplementation({ '': 'NOT_SERVING', [BOT_SERVICE]: 'NOT_SERVING' });
+  const server = new grpc.Server();
+  server.addService(septet.Bot.service, botHandlers(random));
+  health.addToServer(server);
+
+  let stopping = false;
+  function stop(signal) {
+    if (stopping) return;
+    stopping = true;
+    health.setStatus('', 'NOT_SERVING');
+    health.setStatus(BOT_SERVICE, 'NOT_SERVING');
+    const exit = () => {
+      process.stderr.write(`${NAME} stopped (${signal})\n`);
+      process.exit(0);
+    };
+    // Calls in flight may finish; a peer that holds on past the grace period is cut off.
+    const force = setTimeout(() => {
+      server.forceShutdown();
+      exit();
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    server.tryShutdown(exit);
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) => {
+    if (error) {
+      process.stderr.write(`${NAME}: error: cannot serve on ${address}: ${error.message}\n`);
+      process.exit(1);
+    }
+    health.setStatus('', 'SERVING');
+    health.setStatus(BOT_SERVICE, 'SERVING');
+    process.stderr.write(`serving ${NAME} on ${boundAddress(address, port)}\n`);
+  });
+}
+
+main();
