@@ -8,8 +8,10 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import secrets
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,14 +19,24 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
 
 from referee import __version__, replay
+from referee.botfolder import (
+    BotFolderError,
+    build,
+    load_manifest,
+    resolve_command,
+    stop_process_group,
+    wait_until_serving,
+)
+from referee.check import EXPECTED, GameReport, check_game, passed
 from referee.games import all_games, get_game
 from referee.games.base import Game, GameError
-from referee.match import MatchResult, play_match
-from referee.players import BUILTIN_PLAYERS, Player, builtin_player
+from referee.lineup import BotSpec, Lineup, parse_bot
+from referee.match import MatchResult, TimeControl, play_match
+from referee.players import BUILTIN_PLAYERS
 from referee.series import Summary, Table, schedule, seats_for
 
 USAGE_ERROR = 2
@@ -33,6 +45,8 @@ VERIFY_FAILED = 1
 MATCH_EXAMPLES = """\
 examples:
   septet match --game oh-hell --players 4 greedy random
+  septet match --game oh-hell bots/examples/greedy bots/examples/node-random random
+  septet match --game oh7 127.0.0.1:50052 greedy greedy
   septet match --game black-sevens --games 200 --duplicate greedy random
   septet match --game oh7 --games 50 --seed 7 --replays replays/ --json greedy random random
 """
@@ -73,7 +87,18 @@ def _parser() -> argparse.ArgumentParser:
         "--replays", type=Path, metavar="DIR", help="write every game's replay (.json.gz) here"
     )
     match.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
-    match.add_argument("bots", nargs="+", metavar="BOT", help=f"built-in bot: {', '.join(BUILTIN_PLAYERS)}")
+    match.add_argument(
+        "--decision-time", type=float, default=1.0, metavar="SECONDS", help="per decision (default: 1)"
+    )
+    match.add_argument(
+        "--bank", type=float, default=10.0, metavar="SECONDS", help="time bank per game (default: 10)"
+    )
+    match.add_argument(
+        "bots",
+        nargs="+",
+        metavar="BOT",
+        help=f"built-in ({', '.join(BUILTIN_PLAYERS)}), a bot folder, or an address (host:port, unix:/path)",
+    )
 
     replay_cmd = commands.add_parser("replay", help="work with replay files")
     replay_commands = replay_cmd.add_subparsers(dest="replay_command", metavar="ACTION", required=True)
@@ -86,6 +111,42 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verify.add_argument("files", nargs="+", type=Path, metavar="FILE")
+
+    bot = commands.add_parser("bot", help="run a bot folder")
+    bot_commands = bot.add_subparsers(dest="bot_command", metavar="ACTION", required=True)
+    serve = bot_commands.add_parser(
+        "serve",
+        help="run a bot folder from its manifest, in the foreground",
+        description="Build (if its manifest says how) and run a bot folder's command, serving gRPC on "
+        "ADDR until Ctrl-C. Other terminals can then play it by address.",
+        epilog="example:\n  septet bot serve bots/examples/greedy --address 127.0.0.1:50052\n"
+        "  septet match --game oh-hell 127.0.0.1:50052 random random",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("folder", type=Path, metavar="FOLDER")
+    serve.add_argument(
+        "--address", default="127.0.0.1:50052", metavar="ADDR", help="default: 127.0.0.1:50052"
+    )
+
+    check = commands.add_parser(
+        "check",
+        help="a conformance report for a bot: legal answers, errors, timeouts, latency",
+        description="Play the bot in every seat of seeded games of each game it declares (smallest and "
+        "largest table), until every edge situation was asked; list illegal answers, errors, "
+        "timeouts and the slowest decisions. Exit 0 on pass, 1 on fail.",
+        epilog="examples:\n  septet check bots/examples/greedy\n"
+        "  septet check 127.0.0.1:50052 --game oh-hell",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("bot", metavar="BOT", help="a bot folder, an address, or a built-in bot")
+    check.add_argument("--game", action="append", metavar="GAME", help="only this game id (repeatable)")
+    check.add_argument(
+        "--games", type=int, default=10, metavar="K", help="seeds per table size (default: 10)"
+    )
+    check.add_argument("--seed", type=int, default=1, metavar="S", help="first seed (default: 1)")
+    check.add_argument("--decision-time", type=float, default=1.0, metavar="SECONDS")
+    check.add_argument("--bank", type=float, default=10.0, metavar="SECONDS")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
 
     rules = commands.add_parser(
         "rules",
@@ -107,8 +168,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _match(args, out)
         if args.command == "replay":
             return _replay_verify(args.files, out)
+        if args.command == "bot":
+            return _bot_serve(args.folder, args.address, out)
+        if args.command == "check":
+            return _check(args, out)
         return _rules(args.game, out)
-    except (GameError, UsageError) as error:
+    except (GameError, UsageError, BotFolderError) as error:
         print(f"septet: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
@@ -132,25 +197,49 @@ def _parse_options(pairs: Sequence[str]) -> dict[str, Any]:
 def _match(args: argparse.Namespace, out: Console) -> int:
     game = get_game(args.game)
     options = game.check_options(_parse_options(args.option))
-    for name in args.bots:
-        if name not in BUILTIN_PLAYERS:
-            raise UsageError(f"unknown bot {name!r} (built-in bots: {', '.join(BUILTIN_PLAYERS)})")
-    num_seats = seats_for(game, len(args.bots), args.players)
+    specs = [parse_bot(word) for word in args.bots]
+    labels = _labels(specs)
+    num_seats = seats_for(game, len(specs), args.players)
     seed = args.seed if args.seed is not None else secrets.randbelow(1_000_000)
-    tables = schedule(num_seats, len(args.bots), args.games, seed, args.duplicate)
+    tables = schedule(num_seats, len(specs), args.games, seed, args.duplicate)
+    time_control = TimeControl(args.decision_time, args.bank)
     if args.replays is not None:
         try:
             args.replays.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise UsageError(f"cannot create {args.replays}: {error.strerror}") from None
+    with Lineup(specs, game) as lineup:
+        return _play_series(args, out, game, options, labels, lineup, tables, seed, num_seats, time_control)
 
+
+def _labels(specs: Sequence[BotSpec]) -> list[str]:
+    """A name per BOT word; two different bots with one name are told apart by what was typed."""
+    texts_by_name: dict[str, set[str]] = {}
+    for spec in specs:
+        texts_by_name.setdefault(spec.name, set()).add(spec.text)
+    return [spec.name if len(texts_by_name[spec.name]) == 1 else spec.text for spec in specs]
+
+
+def _play_series(
+    args: argparse.Namespace,
+    out: Console,
+    game: Game,
+    options: dict[str, Any],
+    labels: list[str],
+    lineup: Lineup,
+    tables: list[Table],
+    seed: int,
+    num_seats: int,
+    time_control: TimeControl,
+) -> int:
     def play(table: Table) -> MatchResult:
-        players: list[Player] = [
-            builtin_player(args.bots[bot], game, table.seed, seat) for seat, bot in enumerate(table.seating)
-        ]
-        return play_match(game, players, seed=table.seed, options=options)
+        players = lineup.players(table.seating, table.seed)
+        match_id = f"{game.id}-s{table.seed}-r{table.rotation}"
+        return play_match(
+            game, players, seed=table.seed, options=options, time_control=time_control, match_id=match_id
+        )
 
-    summary = Summary.start(game, args.bots, num_seats=num_seats, seed=seed, duplicate=args.duplicate)
+    summary = Summary.start(game, labels, num_seats=num_seats, seed=seed, duplicate=args.duplicate)
     err = Console(stderr=True)
     progress = Progress(
         TextColumn(f"{game.id}"),
@@ -241,6 +330,123 @@ def _replay_verify(files: Sequence[Path], out: Console) -> int:
     if len(files) > 1:
         out.print(f"{len(files) - failed} verified, {failed} failed")
     return VERIFY_FAILED if failed else 0
+
+
+def _bot_serve(folder: Path, address: str, out: Console) -> int:
+    manifest = load_manifest(folder)
+    build(manifest, quiet=False)
+    command = resolve_command(manifest.command, address)
+    process = subprocess.Popen(command, cwd=manifest.folder, start_new_session=True)
+    try:
+        try:
+            wait_until_serving(address, 15.0, process=process)
+        except BotFolderError as error:
+            raise BotFolderError(f"{manifest.name}: {error}") from None
+        print(
+            f"septet: {manifest.name} is healthy on {address} (Ctrl-C to stop); try: septet check {address}",
+            file=sys.stderr,
+        )
+        return process.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        stop_process_group(process)
+
+
+def _check(args: argparse.Namespace, out: Console) -> int:
+    spec = parse_bot(args.bot)
+    declared = load_manifest(spec.text).games if spec.kind == "folder" else tuple(all_games())
+    wanted = tuple(args.game or declared)
+    for game_id in wanted:
+        get_game(game_id)
+        if game_id not in declared:
+            raise UsageError(f"{spec.name} does not declare {game_id} (its games: {', '.join(declared)})")
+    if args.games < 1:
+        raise UsageError(f"--games must be at least 1, not {args.games}")
+    time_control = TimeControl(args.decision_time, args.bank)
+    reports = []
+    err = Console(stderr=True)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("games"),
+        console=err,
+        transient=True,
+        disable=args.json or not err.is_terminal,
+    )
+    with progress, Lineup([spec], get_game(wanted[0])) as lineup:
+        for game_id in wanted:
+            game = get_game(game_id)
+            lineup.game = game
+            task = progress.add_task(f"check {game_id}", total=args.games * 2)
+            reports.append(
+                check_game(
+                    lineup,
+                    game,
+                    games=args.games,
+                    seed=args.seed,
+                    time_control=time_control,
+                    on_game=functools.partial(_advance, progress, task),
+                )
+            )
+    ok = passed(reports)
+    if args.json:
+        print(json.dumps({"bot": spec.name, "passed": ok, "games": [r.to_json() for r in reports]}, indent=2))
+    else:
+        _print_check(spec.name, reports, ok, out)
+    return 0 if ok else VERIFY_FAILED
+
+
+def _advance(progress: Progress, task: TaskID, *_: object) -> None:
+    progress.advance(task)
+
+
+def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Console) -> None:
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for column in (
+        "game",
+        "players",
+        "games",
+        "decisions",
+        "illegal",
+        "errors",
+        "timeouts",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "situations",
+    ):
+        table.add_column(column, justify="left" if column in ("game", "situations") else "right")
+    for report in reports:
+        counts = report.counts()
+        seen = ", ".join(sorted(report.seen & EXPECTED.get(report.game, report.seen)))
+        missing = f" (not reached: {', '.join(sorted(report.missing))})" if report.missing else ""
+        table.add_row(
+            report.game,
+            "/".join(map(str, report.player_counts)),
+            str(report.games),
+            str(report.decisions),
+            str(counts["INVALID"]),
+            str(counts["ERROR"]),
+            str(counts["TIMEOUT"]),
+            f"{report.latency_ms(0.5):.2f}",
+            f"{report.latency_ms(0.99):.2f}",
+            f"{report.latency_ms(1.0):.2f}",
+            seen + missing,
+        )
+    out.print(f"[bold]septet check {name}[/]")
+    out.print(table)
+    failures = [failure for report in reports for failure in report.failures]
+    for failure in failures[:10]:
+        out.print(
+            f"  {failure.status} in {failure.game} ({failure.players} players, seed {failure.seed}): "
+            f"{failure.reason}",
+            markup=False,
+        )
+    if len(failures) > 10:
+        out.print(f"  ... and {len(failures) - 10} more")
+    out.print("[bold green]PASS[/]" if ok else f"[bold red]FAIL[/]: {len(failures)} forfeits")
 
 
 def _rules(game_id: str | None, out: Console) -> int:

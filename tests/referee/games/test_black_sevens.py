@@ -42,9 +42,7 @@ def cards(text: str) -> tuple[str, ...]:
 # Helpers: explicit deals and scripted plays
 
 
-def dealt(
-    hands: Sequence[str], leader: int | None = 0, *, scores: Any = None, round_index: int = 0
-) -> State:
+def dealt(hands: Sequence[str], leader: int | None = 0, *, scores: Any = None, round_index: int = 0) -> State:
     """A new game (or one started mid-game) after an explicit deal: one string per seat."""
     state = black_sevens.new_game(4, {}, scores=scores, round_index=round_index)
     return deal(state, hands, leader)
@@ -160,9 +158,7 @@ def test_a_game_starts_with_a_deal_of_seven_cards_each_and_a_drawn_leader() -> N
     assert black_sevens.to_move(state) == Decision(DecisionKind.PLAY, (outcome["leader"],))
     deal_event = event(state, "deal")
     assert deal_event["round"] == 0 and deal_event["leader"] == outcome["leader"]
-    assert [sorted(hand) for hand in deal_event["hands"]] == [
-        sorted(hand) for hand in outcome["hands"]
-    ]
+    assert [sorted(hand) for hand in deal_event["hands"]] == [sorted(hand) for hand in outcome["hands"]]
 
 
 def test_the_seat_not_to_move_has_no_legal_actions() -> None:
@@ -564,9 +560,9 @@ def test_information_state_does_not_leak_hidden_cards_after_identical_public_pla
         assert first.events == second.events
         for viewer in range(4):
             if hands[viewer] == other[viewer]:
-                assert black_sevens.information_state(
-                    first, viewer
-                ) == black_sevens.information_state(second, viewer)
+                assert black_sevens.information_state(first, viewer) == black_sevens.information_state(
+                    second, viewer
+                )
 
 
 @settings(max_examples=60, deadline=None)
@@ -586,9 +582,7 @@ def test_information_state_at_the_first_decision_ignores_hidden_cards(seed: int,
     }  # fmt: skip
     first = black_sevens.apply(state, CHANCE, outcome)
     second = black_sevens.apply(state, CHANCE, other)
-    assert black_sevens.information_state(first, viewer) == black_sevens.information_state(
-        second, viewer
-    )
+    assert black_sevens.information_state(first, viewer) == black_sevens.information_state(second, viewer)
 
 
 # Random play, checked against the rules recomputed here
@@ -722,10 +716,7 @@ def run(seed: int, policies: Sequence[Any]) -> tuple[list[dict[str, Any]], Resul
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), greedy_seats=st.sets(st.integers(0, 3)))
 def test_random_and_greedy_play_keep_every_rule(seed: int, greedy_seats: set[int]) -> None:
-    policies = [
-        checked_policy(greedy_policy if seat in greedy_seats else random_policy)
-        for seat in range(4)
-    ]
+    policies = [checked_policy(greedy_policy if seat in greedy_seats else random_policy) for seat in range(4)]
     events, result = run(seed, policies)
     check_game(events)
     json.dumps(events)

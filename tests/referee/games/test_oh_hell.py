@@ -29,9 +29,7 @@ from referee.playout import playout
 GAME = oh_hell.GAME
 
 
-def deal(
-    state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None
-) -> State:
+def deal(state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None) -> State:
     """Applies an explicit deal: one string of card codes per seat."""
     outcome: dict[str, Any] = {"hands": [list(parse_cards(hand)) for hand in hands]}
     outcome["trump_card"] = trump_card

@@ -29,9 +29,7 @@ GAME = sevens.GAME
 ONE_CARD_ROUNDS = (6, 7)
 
 
-def deal(
-    state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None
-) -> State:
+def deal(state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None) -> State:
     """Applies an explicit deal: one string of card codes per seat."""
     outcome: dict[str, Any] = {"hands": [list(parse_cards(hand)) for hand in hands]}
     outcome["trump_card"] = trump_card
@@ -330,9 +328,7 @@ def test_r_4_4_in_the_other_rounds_players_see_their_own_hand() -> None:
 # What a seat may know
 
 
-def _swapped(
-    outcome: dict[str, Any], seat: int, rng: random.Random, blind: bool
-) -> dict[str, Any]:
+def _swapped(outcome: dict[str, Any], seat: int, rng: random.Random, blind: bool) -> dict[str, Any]:
     """The same deal but for a card `seat` cannot see: another seat's card swapped with another
     hand's or an undealt card; in a blind round (R-4.4) its own card swapped with an undealt one."""
     hands = [list(hand) for hand in outcome["hands"]]
@@ -420,8 +416,7 @@ def test_random_games_keep_the_rules(seed: int, players: int) -> None:
         won = [sum(1 for t in tricks if t["winner"] == seat) for seat in range(players)]
         assert end["tricks"] == won
         points = [
-            (15 * bid if bid else 10) if bid == got else 0
-            for bid, got in zip(end["bids"], won, strict=True)
+            (15 * bid if bid else 10) if bid == got else 0 for bid, got in zip(end["bids"], won, strict=True)
         ]
         assert end["points"] == points
         totals = [total + gain for total, gain in zip(totals, points, strict=True)]

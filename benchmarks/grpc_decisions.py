@@ -1,0 +1,205 @@
+"""gRPC decision cost: Decide to the example random bot versus a bare echo of the same bytes.
+
+1. The median round trip of `Decide` (real Oh Hell! requests, 4 players) to bots/examples/random
+   against a bare gRPC echo service, in its own process too, sent the same request bytes and
+   answering as few bytes as a Decide answer. Target: Decide <= 1.5x the echo.
+2. Full 4-player oh-hell games per second with four gRPC random bots (four processes).
+3. Oh 7?'s simultaneous bets: the wall time of a 5-seat bet round against one round trip
+   (target: about one round trip, not five).
+
+    python benchmarks/grpc_decisions.py [--calls 2000] [--games 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from referee.botfolder import RunningBot, start_bot, wait_until_serving
+from referee.games import get_game
+from referee.games.base import Action, DecisionKind
+from referee.match import TimeControl, Turn, play_match
+from referee.players.grpc_player import GrpcPlayer
+from referee.playout import playout
+from referee.protocol import bot_pb2, bot_pb2_grpc, convert
+
+ROOT = Path(__file__).resolve().parent.parent
+RANDOM_BOT = ROOT / "bots" / "examples" / "random"
+ECHO_METHOD = "/septet.bench.Echo/Echo"
+REPLY = bot_pb2.DecideResponse(index=3).SerializeToString()
+
+
+def serve_echo(address: str) -> None:
+    """A bare gRPC service answering every request with a Decide-sized reply."""
+
+    def echo(request: bytes, context: grpc.ServicerContext) -> bytes:
+        return REPLY
+
+    handler = grpc.method_handlers_generic_handler(
+        "septet.bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+    )
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server.add_generic_rpc_handlers((handler,))
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    servicer = health.HealthServicer()
+    servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    server.add_insecure_port(address)
+    server.start()
+    server.wait_for_termination()
+
+
+def sample_requests(count: int) -> list[bot_pb2.DecideRequest]:
+    """Decide requests from random 4-player Oh Hell! games, as the referee sends them."""
+    game = get_game("oh-hell")
+    requests: list[bot_pb2.DecideRequest] = []
+    seed = 0
+    while len(requests) < count:
+        rng = random.Random(seed)
+        for step in playout(game, game.start(4), rng):
+            decision = game.to_move(step.state)
+            if decision is None or decision.is_chance:
+                continue
+            seat = decision.seats[0]
+            legal = game.legal_actions(step.state, seat)
+            info = game.information_state(step.state, seat)
+            requests.append(
+                convert.decide_request(
+                    match_id="bench",
+                    seat=seat,
+                    game=game.id,
+                    kind=decision.kind,
+                    info=info,
+                    legal=legal,
+                    decision_ms=1000,
+                    bank_ms=10000,
+                )
+            )
+        seed += 1
+    return requests[:count]
+
+
+def median_round_trip(call: Any, payloads: list[Any]) -> float:
+    for payload in payloads[:100]:  # warm up the channel
+        call(payload)
+    times = []
+    for payload in payloads:
+        started = time.perf_counter()
+        call(payload)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+class _BetTimer:
+    """Wraps a gRPC player; records when each Oh 7? bet call started and ended."""
+
+    def __init__(self, player: GrpcPlayer, log: list[tuple[float, float]], lock: threading.Lock) -> None:
+        self._player, self._log, self._lock = player, log, lock
+        self.name, self.concurrent = player.name, True
+
+    def decide(self, info: Any, legal: tuple[Action, ...]) -> Action:
+        return self._player.decide(info, legal)
+
+    def decide_turn(self, turn: Turn, info: Any, legal: tuple[Action, ...]) -> Action:
+        started = time.perf_counter()
+        action = self._player.decide_turn(turn, info, legal)
+        if turn.kind is DecisionKind.BET:
+            with self._lock:
+                self._log.append((started, time.perf_counter()))
+        return action
+
+
+def bet_rounds(log: list[tuple[float, float]], seats: int) -> list[float]:
+    """Wall time of each simultaneous bet round (calls grouped by overlapping intervals)."""
+    rounds, ordered = [], sorted(log)
+    for index in range(0, len(ordered) - seats + 1, seats):
+        group = ordered[index : index + seats]
+        rounds.append(max(end for _, end in group) - min(start for start, _ in group))
+    return rounds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=2000, help="round trips per service (default 2000)")
+    parser.add_argument("--games", type=int, default=20, help="oh-hell games with 4 gRPC bots (default 20)")
+    parser.add_argument("--serve-echo", metavar="ADDRESS", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_echo:
+        serve_echo(args.serve_echo)
+        return
+
+    scratch = Path(tempfile.mkdtemp(prefix="septet-bench-"))
+    echo_address = f"unix:{scratch / 'echo.sock'}"
+    echo = subprocess.Popen([sys.executable, __file__, "--serve-echo", echo_address])
+    bots: list[RunningBot] = []
+    try:
+        wait_until_serving(echo_address, 15.0, process=echo)  # type: ignore[arg-type]
+        bots = [start_bot(RANDOM_BOT) for _ in range(5)]
+        requests = sample_requests(args.calls)
+        size = statistics.mean(len(request.SerializeToString()) for request in requests)
+
+        with grpc.insecure_channel(bots[0].address) as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            decide = median_round_trip(lambda request: stub.Decide(request, timeout=5), requests)
+        raw = [request.SerializeToString() for request in requests]
+        with grpc.insecure_channel(echo_address) as channel:
+            call = channel.unary_unary(ECHO_METHOD)
+            bare = median_round_trip(lambda payload: call(payload, timeout=5), raw)
+        print(f"request size: {size:.0f} bytes on average ({len(requests)} Oh Hell! decisions)")
+        print(
+            f"median round trip: Decide to bots/examples/random {decide * 1e6:.0f} us, "
+            f"bare echo {bare * 1e6:.0f} us, ratio {decide / bare:.2f}x (target <= 1.5x)"
+        )
+
+        game = get_game("oh-hell")
+        players = [GrpcPlayer(bot.address, f"random-{index}") for index, bot in enumerate(bots[:4])]
+        started = time.perf_counter()
+        decisions = 0
+        for seed in range(args.games):
+            outcome = play_match(game, players, seed=seed, time_control=TimeControl())
+            assert not outcome.forfeits, outcome.forfeits
+            decisions += outcome.decisions
+        elapsed = time.perf_counter() - started
+        print(
+            f"oh-hell, 4 gRPC random bots: {args.games / elapsed:.2f} games/s, "
+            f"{decisions / elapsed:,.0f} decisions/s ({decisions / args.games:.0f} asked per game)"
+        )
+
+        log: list[tuple[float, float]] = []
+        lock = threading.Lock()
+        timed = [
+            _BetTimer(GrpcPlayer(bot.address, f"random-{index}"), log, lock) for index, bot in enumerate(bots)
+        ]
+        for seed in range(max(3, args.games // 4)):
+            play_match(get_game("oh7"), timed, seed=seed, time_control=TimeControl())
+        rounds = bet_rounds(log, len(timed))
+        single = statistics.median(end - start for start, end in log)
+        per_round = statistics.median(rounds)
+        print(
+            f"oh7, 5 seats: a simultaneous bet round takes {per_round * 1e6:.0f} us (median of "
+            f"{len(rounds)}), one bet call {single * 1e6:.0f} us: {per_round / single:.2f} "
+            f"round trips (asked one by one it would be about {len(timed)})"
+        )
+    finally:
+        for bot in bots:
+            bot.stop()
+        echo.terminate()
+        echo.wait()
+
+
+if __name__ == "__main__":
+    main()

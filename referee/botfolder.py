@@ -1,0 +1,266 @@
+"""Bot folders: a manifest (`septet-bot.toml`) and the process it starts, health-checked.
+
+A bot folder is what an author writes, runs locally and submits, as it is:
+
+    name = "greedy"                               # [a-z0-9-], 1-40 characters
+    games = ["oh-hell", "oh7"]                    # game ids it plays
+    command = ["python", "bot.py", "--address", "{address}"]
+    build = ["npm", "ci"]                         # optional: run once before the first start
+    description = "..."                           # optional
+
+`command` runs in the folder; `{address}` becomes the address to serve on (`unix:/path` or
+`host:port`); a first word `python` means the interpreter running Septet, so a bot uses the
+SDK from the same environment. `start_bot` starts the process in its own process group, waits
+until the standard gRPC health service says SERVING, and `RunningBot.stop` ends the whole group.
+The platform adds a sandbox around the same process (bubblewrap); this module is the local one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from referee.games import all_games
+
+MANIFEST = "septet-bot.toml"
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+BUILD_STAMP = ".septet-build"
+STDERR_TAIL_LINES = 20
+
+
+class BotFolderError(Exception):
+    """A bot folder that cannot be used: bad manifest, failed build, no healthy start (one line,
+    or a line and the stderr tail of the bot)."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A validated `septet-bot.toml`."""
+
+    folder: Path
+    name: str
+    games: tuple[str, ...]
+    command: tuple[str, ...]
+    build: tuple[str, ...] = ()
+    description: str = ""
+
+
+def is_bot_folder(path: str | Path) -> bool:
+    return (Path(path) / MANIFEST).is_file()
+
+
+def load_manifest(folder: str | Path) -> Manifest:
+    """Reads and checks a bot folder's manifest; any problem raises BotFolderError naming it."""
+    folder = Path(folder).resolve()
+    path = folder / MANIFEST
+    if not folder.is_dir():
+        raise BotFolderError(f"{folder} is not a folder")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BotFolderError(f"{folder} has no {MANIFEST}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise BotFolderError(f"{path}: not valid TOML ({error})") from None
+    known = {"name", "games", "command", "build", "description"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise BotFolderError(f"{path}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(known))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not NAME.match(name):
+        raise BotFolderError(f"{path}: name must be 1-40 characters of a-z, 0-9 and '-', not {name!r}")
+    games = data.get("games")
+    if not isinstance(games, list) or not games or not all(isinstance(game, str) for game in games):
+        raise BotFolderError(f"{path}: games must be a non-empty list of game ids")
+    unknown_games = [game for game in games if game not in all_games()]
+    if unknown_games:
+        raise BotFolderError(f"{path}: unknown game {unknown_games[0]!r} (games: {', '.join(all_games())})")
+    command = _words(data.get("command"), path, "command")
+    if not any("{address}" in word for word in command):
+        raise BotFolderError(f"{path}: command must pass the address to serve on, as {{address}}")
+    build = _words(data.get("build", []), path, "build", required=False)
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise BotFolderError(f"{path}: description must be a string")
+    return Manifest(folder, name, tuple(dict.fromkeys(games)), command, build, description)
+
+
+def _words(value: object, path: Path, key: str, *, required: bool = True) -> tuple[str, ...]:
+    words_ok = isinstance(value, list) and all(isinstance(word, str) and word for word in value)
+    if words_ok and (value or not required):
+        return tuple(value)  # type: ignore[arg-type]
+    raise BotFolderError(f'{path}: {key} must be a list of words, like ["python", "bot.py"]')
+
+
+def resolve_command(words: Sequence[str], address: str = "") -> list[str]:
+    """The command line to run: `{address}` filled in, `python` as this interpreter."""
+    resolved = [word.replace("{address}", address) for word in words]
+    if resolved and resolved[0] in ("python", "python3"):
+        resolved[0] = sys.executable
+    return resolved
+
+
+def build(manifest: Manifest, *, quiet: bool = True) -> None:
+    """Runs the manifest's `build` once (again only when the manifest or a lock file changes)."""
+    if not manifest.build:
+        return
+    stamp = manifest.folder / BUILD_STAMP
+    wanted = _build_fingerprint(manifest)
+    if stamp.is_file() and stamp.read_text() == wanted:
+        return
+    command = resolve_command(manifest.build)
+    if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+        raise BotFolderError(f"{manifest.name}: its build needs {command[0]!r}, which is not installed")
+    done = subprocess.run(
+        command, cwd=manifest.folder, capture_output=quiet, text=True, timeout=600, check=False
+    )
+    if done.returncode != 0:
+        tail = _tail(done.stderr or done.stdout or "")
+        raise BotFolderError(f"{manifest.name}: build {' '.join(command)} failed ({done.returncode}){tail}")
+    stamp.write_text(wanted)
+
+
+def _build_fingerprint(manifest: Manifest) -> str:
+    digest = hashlib.sha256(" ".join(manifest.build).encode())
+    for name in (MANIFEST, "package-lock.json", "package.json", "requirements.txt"):
+        path = manifest.folder / name
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()][-STDERR_TAIL_LINES:]
+    return ("\n  " + "\n  ".join(lines)) if lines else ""
+
+
+@dataclass
+class RunningBot:
+    """A started bot process serving gRPC at `address`; `stop()` ends its whole process group."""
+
+    manifest: Manifest
+    address: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    _scratch: Path | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stderr_tail(self) -> str:
+        try:
+            return _tail(self.log_path.read_text(errors="replace"))
+        except OSError:
+            return ""
+
+    def stop(self, grace: float = 3.0) -> int | None:
+        """SIGTERM to the bot's process group, SIGKILL after `grace` seconds; returns its exit code."""
+        code = stop_process_group(self.process, grace)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+        return code
+
+    def __enter__(self) -> RunningBot:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def stop_process_group(process: subprocess.Popen[bytes], grace: float = 3.0) -> int | None:
+    """SIGTERM to a process group, SIGKILL after `grace` seconds, and SIGKILL to any orphans left."""
+    _signal_group(process, signal.SIGTERM)
+    try:
+        code = process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        _signal_group(process, signal.SIGKILL)
+        code = process.wait(timeout=grace)
+    _signal_group(process, signal.SIGKILL)
+    return code
+
+
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+def start_bot(
+    folder: str | Path | Manifest,
+    *,
+    address: str | None = None,
+    startup_timeout: float = 15.0,
+) -> RunningBot:
+    """Builds if needed, starts the bot on `address` (default: a private unix socket) and waits
+    until it is healthy; raises BotFolderError with its stderr tail when it does not get there."""
+    manifest = folder if isinstance(folder, Manifest) else load_manifest(folder)
+    build(manifest)
+    scratch = Path(tempfile.mkdtemp(prefix=f"septet-{manifest.name}-"))
+    address = address or f"unix:{scratch / 'bot.sock'}"
+    log_path = scratch / "stderr.log"
+    command = resolve_command(manifest.command, address)
+    if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise BotFolderError(f"{manifest.name}: its command needs {command[0]!r}, which is not installed")
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=manifest.folder,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "SEPTET_BOT_ADDRESS": address, "PYTHONUNBUFFERED": "1"},
+        )
+    bot = RunningBot(manifest, address, process, log_path, scratch)
+    try:
+        wait_until_serving(address, startup_timeout, process=process)
+    except BotFolderError as error:
+        tail = bot.stderr_tail()
+        bot.stop(grace=1.0)
+        raise BotFolderError(f"{manifest.name}: {error}{tail}") from None
+    return bot
+
+
+def wait_until_serving(
+    address: str, timeout: float, *, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    """Polls the standard health service until SERVING; BotFolderError on exit or timeout."""
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        status = "no answer"
+        while time.monotonic() < deadline:
+            if process is not None and process.poll() is not None:
+                raise BotFolderError(f"exited with code {process.returncode} before serving")
+            try:
+                reply = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=0.5)
+            except grpc.RpcError as error:
+                status = error.code().name
+            else:
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+                status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+            time.sleep(0.05)
+    raise BotFolderError(f"not healthy on {address} within {timeout:g} s (health: {status})")
