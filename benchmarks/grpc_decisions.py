@@ -24,15 +24,18 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any
 
-import grpc
+# benchmarks/referee.py shares its name with the package measured: keep this folder off the path.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.botfolder import RunningBot, start_bot, wait_until_serving
-from referee.games import get_game
-from referee.games.base import Action, DecisionKind
-from referee.match import TimeControl, Turn, play_match
-from referee.players.grpc_player import GrpcPlayer
-from referee.playout import playout
-from referee.protocol import bot_pb2, bot_pb2_grpc, convert
+import grpc  # noqa: E402
+
+from referee.botfolder import RunningBot, start_bot, wait_until_serving  # noqa: E402
+from referee.games import get_game  # noqa: E402
+from referee.games.base import Action, DecisionKind  # noqa: E402
+from referee.match import TimeControl, Turn, play_match  # noqa: E402
+from referee.players.grpc_player import GrpcPlayer  # noqa: E402
+from referee.playout import playout  # noqa: E402
+from referee.protocol import bot_pb2, bot_pb2_grpc, convert  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "examples" / "random"
