@@ -404,7 +404,7 @@ def _advance(progress: Progress, task: TaskID, *_: object) -> None:
 
 def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Console) -> None:
     table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for column in (
+    columns = (
         "game",
         "players",
         "games",
@@ -415,13 +415,11 @@ def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Consol
         "p50 ms",
         "p99 ms",
         "max ms",
-        "situations",
-    ):
-        table.add_column(column, justify="left" if column in ("game", "situations") else "right")
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column == "game" else "right", no_wrap=True)
     for report in reports:
         counts = report.counts()
-        seen = ", ".join(sorted(report.seen & EXPECTED.get(report.game, report.seen)))
-        missing = f" (not reached: {', '.join(sorted(report.missing))})" if report.missing else ""
         table.add_row(
             report.game,
             "/".join(map(str, report.player_counts)),
@@ -433,15 +431,19 @@ def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Consol
             f"{report.latency_ms(0.5):.2f}",
             f"{report.latency_ms(0.99):.2f}",
             f"{report.latency_ms(1.0):.2f}",
-            seen + missing,
         )
     out.print(f"[bold]septet check {name}[/]")
     out.print(table)
+    out.print("situations asked:")
+    for report in reports:
+        seen = ", ".join(sorted(report.seen & EXPECTED.get(report.game, report.seen)))
+        missing = f"; not reached: {', '.join(sorted(report.missing))}" if report.missing else ""
+        out.print(f"  {report.game}: {seen}{missing}", markup=False)
     failures = [failure for report in reports for failure in report.failures]
     for failure in failures[:10]:
         out.print(
-            f"  {failure.status} in {failure.game} ({failure.players} players, seed {failure.seed}): "
-            f"{failure.reason}",
+            f"  {failure.status} in {failure.game} ({failure.players} players, "
+            f"seed {failure.seed}): {failure.reason}",
             markup=False,
         )
     if len(failures) > 10:
