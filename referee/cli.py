@@ -11,6 +11,7 @@ import argparse
 import functools
 import json
 import secrets
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -337,6 +338,7 @@ def _bot_serve(folder: Path, address: str, out: Console) -> int:
     build(manifest, quiet=False)
     command = resolve_command(manifest.command, address)
     process = subprocess.Popen(command, cwd=manifest.folder, start_new_session=True)
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop ends the bot too
     try:
         try:
             wait_until_serving(address, 15.0, process=process)
@@ -351,6 +353,10 @@ def _bot_serve(folder: Path, address: str, out: Console) -> int:
         return 0
     finally:
         stop_process_group(process)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _check(args: argparse.Namespace, out: Console) -> int:
