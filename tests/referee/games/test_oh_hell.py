@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from bidding_helpers import act, deal, seat_to_move
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,32 +28,6 @@ from referee.games.bidding import State
 from referee.playout import playout
 
 GAME = oh_hell.GAME
-
-
-def deal(state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None) -> State:
-    """Applies an explicit deal: one string of card codes per seat."""
-    outcome: dict[str, Any] = {"hands": [list(parse_cards(hand)) for hand in hands]}
-    outcome["trump_card"] = trump_card
-    if dealer is not None:
-        outcome["dealer"] = dealer
-    return oh_hell.apply(state, CHANCE, outcome)
-
-
-def act(state: State, *actions: Any) -> State:
-    """Applies each action for the seat to move, checking it is legal."""
-    for action in actions:
-        decision = oh_hell.to_move(state)
-        assert decision is not None and len(decision.seats) == 1
-        seat = decision.seats[0]
-        assert action in oh_hell.legal_actions(state, seat), (seat, action)
-        state = oh_hell.apply(state, seat, action)
-    return state
-
-
-def seat_to_move(state: State) -> int:
-    decision = oh_hell.to_move(state)
-    assert decision is not None
-    return decision.seats[0]
 
 
 def play_round(

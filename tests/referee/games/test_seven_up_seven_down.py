@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from bidding_helpers import act, deal, seat_to_move
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,30 +27,6 @@ from referee.playout import playout
 
 GAME = sevens.GAME
 ONE_CARD_ROUNDS = (6, 7)
-
-
-def deal(state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None) -> State:
-    """Applies an explicit deal: one string of card codes per seat."""
-    outcome: dict[str, Any] = {"hands": [list(parse_cards(hand)) for hand in hands]}
-    outcome["trump_card"] = trump_card
-    if dealer is not None:
-        outcome["dealer"] = dealer
-    return sevens.apply(state, CHANCE, outcome)
-
-
-def act(state: State, *actions: Any) -> State:
-    """Applies each action for the seat to move, checking it is legal."""
-    for action in actions:
-        seat = seat_to_move(state)
-        assert action in sevens.legal_actions(state, seat), (seat, action)
-        state = sevens.apply(state, seat, action)
-    return state
-
-
-def seat_to_move(state: State) -> int:
-    decision = sevens.to_move(state)
-    assert decision is not None and len(decision.seats) == 1
-    return decision.seats[0]
 
 
 # 1. Deal

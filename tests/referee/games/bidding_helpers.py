@@ -1,0 +1,37 @@
+"""Test helpers shared by the exact-bid games' tests (Oh Hell!, 7Up7Down): explicit deals and
+scripted actions through the shared engine (referee.games.bidding)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from referee.cards import parse_cards
+from referee.games import bidding
+from referee.games.base import CHANCE
+from referee.games.bidding import State
+
+
+def deal(state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None) -> State:
+    """Applies an explicit deal: one string of card codes per seat."""
+    outcome: dict[str, Any] = {"hands": [list(parse_cards(hand)) for hand in hands]}
+    outcome["trump_card"] = trump_card
+    if dealer is not None:
+        outcome["dealer"] = dealer
+    return bidding.apply(state, CHANCE, outcome)
+
+
+def seat_to_move(state: State) -> int:
+    """The one seat that decides next (no simultaneous decisions in these games)."""
+    decision = bidding.to_move(state)
+    assert decision is not None and len(decision.seats) == 1
+    return decision.seats[0]
+
+
+def act(state: State, *actions: Any) -> State:
+    """Applies each action for the seat to move, checking it is legal."""
+    for action in actions:
+        seat = seat_to_move(state)
+        assert action in bidding.legal_actions(state, seat), (seat, action)
+        state = bidding.apply(state, seat, action)
+    return state
