@@ -61,6 +61,8 @@ class BotRecord:
     """Everything a series learned about one bot."""
 
     name: str
+    max_rank: int
+    """The worst possible rank (the table size): intervals are clipped to [1, max_rank]."""
     scores: list[int] = field(default_factory=list)
     ranks: list[int] = field(default_factory=list)
     unit_ranks: dict[int, list[int]] = field(default_factory=dict)
@@ -74,7 +76,8 @@ class BotRecord:
         """Mean rank with a 95% interval over independent units (games, or duplicate sets)."""
         means = [sum(ranks) / len(ranks) for ranks in self.unit_ranks.values()]
         interval = mean_interval(means)
-        return MeanInterval(interval.mean, interval.low, interval.high, len(self.ranks))
+        low, high = max(1.0, interval.low), min(float(self.max_rank), interval.high)
+        return MeanInterval(interval.mean, low, high, len(self.ranks))
 
     def to_json(self) -> dict[str, Any]:
         interval = self.rank_interval()
@@ -110,7 +113,7 @@ class Summary:
         cls, game: Game, bot_names: Sequence[str], *, num_seats: int, seed: int, duplicate: bool
     ) -> Summary:
         """An empty summary; several seats of one bot (two `greedy`) count as that bot's games."""
-        bots = [BotRecord(name) for name in dict.fromkeys(bot_names)]
+        bots = [BotRecord(name, num_seats) for name in dict.fromkeys(bot_names)]
         return cls(game.id, num_seats, seed, duplicate, bots, list(bot_names))
 
     def record(self, table: Table, outcome: MatchResult) -> None:
