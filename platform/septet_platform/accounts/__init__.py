@@ -1,0 +1,1 @@
+"""Users' API tokens: how bot authors authenticate to the Arena gRPC service."""

@@ -1,0 +1,1 @@
+"""Bots and their submitted versions (archive, manifest, qualification status, error log)."""

@@ -1,0 +1,45 @@
+"""A bot belongs to one owner; each submission is a new BotVersion that must qualify."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Bot(models.Model):
+    """A named bot. House bots (the examples) may share a rated table with their owner's others."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="bots")
+    name = models.SlugField(max_length=40, unique=True)
+    is_house = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BotVersion(models.Model):
+    """One submitted archive of a bot folder; only ACTIVE versions play rated matches."""
+
+    class Status(models.TextChoices):
+        QUALIFYING = "qualifying"
+        ACTIVE = "active"
+        FAILED = "failed"
+        RETIRED = "retired"
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    archive = models.CharField(max_length=255, help_text="path under SEPTET_ARCHIVES_DIR")
+    archive_sha256 = models.CharField(max_length=64)
+    manifest = models.JSONField()
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUALIFYING)
+    error_log = models.TextField(blank=True, help_text="shown to the owner only")
+    created = models.DateTimeField(auto_now_add=True)
+    qualified = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["bot", "number"], name="unique_version_number")]
+        ordering = ["bot", "-number"]
+
+    def __str__(self) -> str:
+        return f"{self.bot.name} v{self.number}"

@@ -1,0 +1,53 @@
+"""A ladder per game id; a Rating per bot version per ladder, and every change to it."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Ladder(models.Model):
+    """The rated competition of one game id, with its table sizes and time control."""
+
+    game = models.CharField(max_length=40, unique=True)
+    min_players = models.PositiveSmallIntegerField()
+    max_players = models.PositiveSmallIntegerField()
+    decision_seconds = models.FloatField(default=1.0)
+    bank_seconds = models.FloatField(default=10.0)
+    active = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return self.game
+
+
+class Rating(models.Model):
+    """A Plackett-Luce (openskill) belief about one bot version on one ladder."""
+
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="ratings")
+    bot_version = models.ForeignKey("bots.BotVersion", on_delete=models.CASCADE, related_name="ratings")
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    games = models.PositiveIntegerField(default=0)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["ladder", "bot_version"], name="one_rating_per_ladder")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_version} on {self.ladder}: {self.mu:.1f} ± {self.sigma:.1f}"
+
+
+class RatingChange(models.Model):
+    """One match's effect on one rating: the history a bot page charts."""
+
+    rating = models.ForeignKey(Rating, on_delete=models.CASCADE, related_name="changes")
+    match = models.ForeignKey("matches.Match", on_delete=models.CASCADE, related_name="rating_changes")
+    mu_before = models.FloatField()
+    sigma_before = models.FloatField()
+    mu_after = models.FloatField()
+    sigma_after = models.FloatField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rating", "match"], name="one_change_per_match")]

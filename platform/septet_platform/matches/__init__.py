@@ -1,0 +1,1 @@
+"""Matches: one seeded game with a fixed seating, its lifecycle, result and replay."""

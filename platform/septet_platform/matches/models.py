@@ -1,0 +1,65 @@
+"""A match is one seeded game with a fixed seating; a worker claims it, plays it, records it once."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Match(models.Model):
+    """SCHEDULED -> RUNNING (claimed, with a lease) -> FINISHED; a dead worker's match goes back to
+    SCHEDULED (VOID attempts are never scored); ABORTED games (a safety cap) are kept unrated."""
+
+    class Status(models.TextChoices):
+        SCHEDULED = "scheduled"
+        RUNNING = "running"
+        FINISHED = "finished"
+        ABORTED = "aborted"
+        CANCELLED = "cancelled"
+
+    class Kind(models.TextChoices):
+        LADDER = "ladder"
+        CHALLENGE = "challenge"
+        QUALIFICATION = "qualification"
+
+    ladder = models.ForeignKey("ladders.Ladder", on_delete=models.PROTECT, related_name="matches")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.LADDER)
+    rated = models.BooleanField(default=True)
+    seed = models.BigIntegerField()
+    duplicate_set = models.CharField(max_length=40, blank=True, help_text="matches sharing a seed")
+    rotation = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.SCHEDULED)
+    attempt = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=120, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    replay = models.CharField(max_length=255, blank=True, help_text="path under SEPTET_REPLAYS_DIR")
+    ratings_applied = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "lease_until"]),
+            models.Index(fields=["ladder", "-finished"]),
+        ]
+        verbose_name_plural = "matches"
+
+    def __str__(self) -> str:
+        return f"match {self.pk} ({self.ladder.game}, seed {self.seed}, {self.status})"
+
+
+class Seat(models.Model):
+    """Who sat where in a match, and how it went for them."""
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
+    seat = models.PositiveSmallIntegerField()
+    bot_version = models.ForeignKey("bots.BotVersion", on_delete=models.PROTECT, related_name="seats")
+    score = models.IntegerField(null=True, blank=True)
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    forfeit_status = models.CharField(max_length=10, blank=True)
+    forfeit_reason = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["match", "seat"], name="one_bot_per_seat")]
+        ordering = ["match", "seat"]

@@ -1,0 +1,31 @@
+"""Tests: real PostgreSQL when it answers on 127.0.0.1:5432 (or `DATABASE_URL`), else SQLite."""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from pathlib import Path
+
+import dj_database_url
+
+from septet_platform.settings.base import *  # noqa: F403
+
+
+def _postgres_reachable(host: str = "127.0.0.1", port: int = 5432) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((host, port)) == 0
+
+
+if "DATABASE_URL" in os.environ:
+    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
+elif _postgres_reachable() and os.environ.get("SEPTET_TEST_DB") != "sqlite":
+    DATABASES = {"default": dj_database_url.parse("postgres://postgres@127.0.0.1:5432/test")}
+else:
+    DATABASES = {"default": dj_database_url.parse("sqlite:///:memory:")}
+
+DATA_DIR = Path(tempfile.mkdtemp(prefix="septet-test-data-"))
+SEPTET_ARCHIVES_DIR = DATA_DIR / "archives"
+SEPTET_REPLAYS_DIR = DATA_DIR / "replays"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
