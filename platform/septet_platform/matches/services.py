@@ -1,0 +1,188 @@
+"""Playing a scheduled match: claim it, run the referee with the seated bots, record it once.
+
+A match is claimed by one UPDATE from SCHEDULED to RUNNING that also bumps its `attempt` and sets
+a lease; the result is written only if the row is still RUNNING under that attempt, so a task
+delivered twice (late acks, a visibility timeout) plays at most once and records exactly once.
+A failure that is not a bot's fault (an exception of ours, a worker that dies: its lease runs out
+and `matches_reap` puts the match back) voids the attempt: the match is scheduled again and
+nothing is scored. A bot that does not start, crashes or misbehaves forfeits its seat, as the
+referee's forfeit policy says; the other seats' game is played out.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from referee import replay as replays
+from referee.botfolder import BotFolderError, RunningBot, start_bot
+from referee.games import get_game
+from referee.games.base import Action
+from referee.match import MatchResult, PlayerError, TimeControl, play_match
+from referee.players import Player
+from referee.players.grpc_player import GrpcPlayer
+from septet_platform.bots.models import BotVersion
+from septet_platform.matches.models import Match, Seat
+
+log = logging.getLogger(__name__)
+
+LEASE = timedelta(minutes=5)
+"""How long a claim holds before the reaper may hand the match to another worker."""
+
+
+class _NotStarted:
+    """The seat of a bot that could not be started: it forfeits at its first decision."""
+
+    concurrent = False
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+
+    def decide(self, info: Any, legal: tuple[Action, ...]) -> Action:
+        raise PlayerError(f"did not start: {self.reason}")
+
+
+@dataclass(frozen=True)
+class Played:
+    """What `match_play` did with a match."""
+
+    match_id: int
+    outcome: str  # "recorded", "not claimed", "voided", "lost its claim"
+    attempt: int = 0
+
+
+def match_claim(*, match_id: int, worker: str, now: datetime | None = None) -> int | None:
+    """Claims a SCHEDULED match for `worker`; returns the claim's attempt number, or None."""
+    now = now or timezone.now()
+    claimed = Match.objects.filter(pk=match_id, status=Match.Status.SCHEDULED).update(
+        status=Match.Status.RUNNING,
+        attempt=F("attempt") + 1,
+        worker=worker,
+        started=now,
+        lease_until=now + LEASE,
+    )
+    if not claimed:
+        return None
+    return int(Match.objects.values_list("attempt", flat=True).get(pk=match_id))
+
+
+def version_folder(version: BotVersion) -> Path:
+    """The unpacked bot folder of a version, unpacked once into the data directory's cache."""
+    from septet_platform.bots.archives import ArchiveLimits, unpack_archive
+
+    target = Path(settings.DATA_DIR) / "bots" / version.bot.name / f"v{version.number}"
+    if (target / ".unpacked").is_file():
+        return _manifest_root(target)
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    data = (Path(settings.SEPTET_ARCHIVES_DIR) / version.archive).read_bytes()
+    unpack_archive(data, target, limits=ArchiveLimits())
+    (target / ".unpacked").write_text(version.archive_sha256)
+    return _manifest_root(target)
+
+
+def _manifest_root(target: Path) -> Path:
+    if (target / "septet-bot.toml").is_file():
+        return target
+    return next(path.parent for path in target.glob("*/septet-bot.toml"))
+
+
+def match_play(*, match_id: int, worker: str) -> Played:
+    """Claims, plays and records one match (see the module docstring for the guarantees)."""
+    attempt = match_claim(match_id=match_id, worker=worker)
+    if attempt is None:
+        return Played(match_id, "not claimed")
+    match = Match.objects.select_related("ladder").get(pk=match_id)
+    seats = list(Seat.objects.filter(match=match).select_related("bot_version__bot").order_by("seat"))
+    running: dict[int, RunningBot] = {}
+    players: list[Player] = []
+    try:
+        players.extend(_players(seats, running))
+        game = get_game(match.ladder.game)
+        time_control = TimeControl(match.ladder.decision_seconds, match.ladder.bank_seconds)
+        outcome = play_match(
+            game, players, seed=match.seed, time_control=time_control, match_id=str(match.pk)
+        )
+    except Exception:
+        log.exception("match %s attempt %s voided by an infrastructure failure", match_id, attempt)
+        Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt=attempt).update(
+            status=Match.Status.SCHEDULED, worker="", lease_until=None
+        )
+        return Played(match_id, "voided", attempt)
+    finally:
+        for player in players:
+            if isinstance(player, GrpcPlayer):
+                player.close()
+        for bot in running.values():
+            bot.stop()
+    recorded = match_record(match_id=match_id, attempt=attempt, outcome=outcome)
+    return Played(match_id, "recorded" if recorded else "lost its claim", attempt)
+
+
+def _players(seats: list[Seat], running: dict[int, RunningBot]) -> list[Player]:
+    """One gRPC player per seat; each distinct version is started once, a failed start forfeits."""
+    players: list[Player] = []
+    for seat in seats:
+        version = seat.bot_version
+        name = f"{version.bot.name} v{version.number}"
+        if version.pk not in running:
+            try:
+                running[version.pk] = start_bot(version_folder(version))
+            except BotFolderError as error:
+                players.append(_NotStarted(name, str(error).splitlines()[0]))
+                continue
+        players.append(GrpcPlayer(running[version.pk].address, name))
+    return players
+
+
+def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:
+    """Stores the replay and the result if this attempt still holds the match; False otherwise."""
+    replay_path = Path(settings.SEPTET_REPLAYS_DIR) / f"{match_id}-a{attempt}.json.gz"
+    replay_path.parent.mkdir(parents=True, exist_ok=True)
+    replays.save(outcome.replay, replay_path)
+    result = outcome.result
+    forfeits = {forfeit.seat: forfeit for forfeit in outcome.forfeits}
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status != Match.Status.RUNNING or match.attempt != attempt:
+            replay_path.unlink(missing_ok=True)
+            return False
+        match.status = Match.Status.ABORTED if result.ranks is None else Match.Status.FINISHED
+        match.finished = timezone.now()
+        match.lease_until = None
+        match.result = outcome.replay["result"]
+        match.replay = replay_path.name
+        match.save()
+        for seat in Seat.objects.filter(match=match):
+            seat.score = result.scores[seat.seat]
+            seat.rank = None if result.ranks is None else result.ranks[seat.seat]
+            forfeit = forfeits.get(seat.seat)
+            seat.forfeit_status = str(forfeit.status) if forfeit else ""
+            seat.forfeit_reason = forfeit.reason if forfeit else ""
+            seat.save()
+    return True
+
+
+def matches_reap(*, now: datetime | None = None) -> list[int]:
+    """Puts RUNNING matches whose lease ran out (a dead worker) back to SCHEDULED; their ids."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        expired = list(
+            Match.objects.select_for_update()
+            .filter(status=Match.Status.RUNNING, lease_until__lt=now)
+            .values_list("pk", flat=True)
+        )
+        Match.objects.filter(pk__in=expired).update(
+            status=Match.Status.SCHEDULED, worker="", lease_until=None
+        )
+    return expired
