@@ -1,0 +1,67 @@
+"""Ladder reads: the standings a ladder page, the Arena API and `septet ladder` show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Max
+
+from septet_platform.bots.models import BotVersion
+from septet_platform.ladders import ratings
+from septet_platform.ladders.models import Ladder, Rating
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One bot's row on a ladder: its current version's rating on the Elo-like scale."""
+
+    rank: int
+    bot: str
+    owner: str
+    version: int
+    rating: int
+    low: int
+    high: int
+    games: int
+    last_match: datetime | None
+    bot_version_id: int
+    mu: float
+    sigma: float
+
+
+def ladder_standings(*, ladder: Ladder) -> list[Standing]:
+    """Each bot with an ACTIVE version rated on `ladder` (its latest such version), best first:
+    by mu, then the surer rating (smaller sigma), then the bot's name; ranks 1, 2, 3, ..."""
+    rows = (
+        Rating.objects.filter(ladder=ladder, bot_version__status=BotVersion.Status.ACTIVE)
+        .select_related("bot_version__bot__owner")
+        .annotate(last_match=Max("changes__match__finished"))
+    )
+    current: dict[int, Rating] = {}
+    for rating in rows:
+        bot_id = rating.bot_version.bot_id
+        if bot_id not in current or rating.bot_version.number > current[bot_id].bot_version.number:
+            current[bot_id] = rating
+    ordered = sorted(current.values(), key=lambda r: (-r.mu, r.sigma, r.bot_version.bot.name))
+    standings = []
+    for rank, rating in enumerate(ordered, start=1):
+        shown = ratings.display(rating.mu, rating.sigma)
+        version = rating.bot_version
+        standings.append(
+            Standing(
+                rank=rank,
+                bot=version.bot.name,
+                owner=version.bot.owner.get_username(),
+                version=version.number,
+                rating=shown.rating,
+                low=shown.low,
+                high=shown.high,
+                games=rating.games,
+                last_match=rating.last_match,
+                bot_version_id=version.pk,
+                mu=rating.mu,
+                sigma=rating.sigma,
+            )
+        )
+    return standings
