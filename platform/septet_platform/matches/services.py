@@ -31,6 +31,7 @@ from referee.match import MatchResult, PlayerError, TimeControl, play_match
 from referee.players import Player
 from referee.players.grpc_player import GrpcPlayer
 from septet_platform.bots.models import BotVersion
+from septet_platform.ladders.services import ratings_apply
 from septet_platform.matches.models import Match, Seat
 
 log = logging.getLogger(__name__)
@@ -125,8 +126,10 @@ def match_play(*, match_id: int, worker: str) -> Played:
                 player.close()
         for bot in running.values():
             bot.stop()
-    recorded = match_record(match_id=match_id, attempt=attempt, outcome=outcome)
-    return Played(match_id, "recorded" if recorded else "lost its claim", attempt)
+    if not match_record(match_id=match_id, attempt=attempt, outcome=outcome):
+        return Played(match_id, "lost its claim", attempt)
+    ratings_apply(match=Match.objects.get(pk=match_id))  # idempotent; one writer per ladder
+    return Played(match_id, "recorded", attempt)
 
 
 def _players(seats: list[Seat], running: dict[int, RunningBot]) -> list[Player]:

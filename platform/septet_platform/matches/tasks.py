@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import random
 import socket
 
 from celery import shared_task
+from django.db import transaction
 
+from septet_platform.ladders.matchmaking import matches_schedule
+from septet_platform.ladders.models import Ladder
 from septet_platform.matches import services
 
 VOIDED_RETRY_SECONDS = 10
@@ -21,6 +26,20 @@ def match_run_task(match_id: int) -> str:
     if played.outcome == "voided":
         match_run_task.apply_async((match_id,), countdown=VOIDED_RETRY_SECONDS)
     return played.outcome
+
+
+@shared_task(name="septet.matches_schedule")
+def matches_schedule_task(sets_per_ladder: int = 1) -> int:
+    """Beat: a duplicate set on every active ladder, each match queued once the rows commit."""
+    rng = random.Random()
+    scheduled = 0
+    for ladder in Ladder.objects.filter(active=True):
+        with transaction.atomic():
+            matches = matches_schedule(ladder=ladder, rng=rng, sets=sets_per_ladder)
+            for match in matches:
+                transaction.on_commit(functools.partial(match_run_task.delay, match.pk))
+        scheduled += len(matches)
+    return scheduled
 
 
 @shared_task(name="septet.matches_reap")

@@ -86,3 +86,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # Where bot archives and replays are kept.
 SEPTET_ARCHIVES_DIR = DATA_DIR / "archives"
 SEPTET_REPLAYS_DIR = DATA_DIR / "replays"
+
+# Beat: keep rated matches flowing on every ladder; hand dead workers' matches back.
+CELERY_BEAT_SCHEDULE = {
+    "schedule-matches": {"task": "septet.matches_schedule", "schedule": 10.0},
+    "reap-matches": {"task": "septet.matches_reap", "schedule": 60.0},
+}
