@@ -51,7 +51,9 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
         plaintext = f"{TOKEN_SCHEME}{prefix}{secrets.token_urlsafe(SECRET_BYTES)}"
         try:
             with transaction.atomic():
-                token = ApiToken.objects.create(user=user, name=name, prefix=prefix, digest=_digest(plaintext))
+                token = ApiToken.objects.create(
+                    user=user, name=name, prefix=prefix, digest=_digest(plaintext)
+                )
         except IntegrityError:
             continue  # the prefix was taken: 48 random bits make this very rare
         return token, plaintext

@@ -12,8 +12,10 @@ from django.db import transaction
 from septet_platform.ladders.matchmaking import matches_schedule
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches import services
+from septet_platform.matches.models import Match
 
 VOIDED_RETRY_SECONDS = 10
+MAX_WAITING_PER_LADDER = 16
 
 
 @shared_task(name="septet.match_run")
@@ -34,6 +36,11 @@ def matches_schedule_task(sets_per_ladder: int = 1) -> int:
     rng = random.Random()
     scheduled = 0
     for ladder in Ladder.objects.filter(active=True):
+        waiting = Match.objects.filter(
+            ladder=ladder, status__in=(Match.Status.SCHEDULED, Match.Status.RUNNING)
+        ).count()
+        if waiting >= MAX_WAITING_PER_LADDER:  # the workers are behind: don't pile up a backlog
+            continue
         with transaction.atomic():
             matches = matches_schedule(ladder=ladder, rng=rng, sets=sets_per_ladder)
             for match in matches:
