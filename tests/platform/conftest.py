@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import io
+import tarfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
+
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match, Seat
@@ -76,3 +81,57 @@ def ladder_match_factory() -> Callable[..., Match]:
 
 
 _ALL_GAMES = ["oh7", "oh7-advanced", "oh7-duel", "oh-hell", "black-sevens", "seven-up-seven-down"]
+
+
+# Bot versions with real archives, and matches seating them (for the match-playing tests).
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "bots" / "examples"
+FAULTY = ROOT / "tests" / "bots" / "faulty" / "misbehave.py"
+
+
+def tar_folder(folder: Path, extra: dict[str, str] | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in sorted(folder.iterdir()):
+            if path.is_file():
+                archive.add(path, arcname=path.name)
+        for name, text in (extra or {}).items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def version_from_archive(owner: object, name: str, data: bytes) -> BotVersion:
+    bot = Bot.objects.create(owner=owner, name=name)
+    path = Path(settings.SEPTET_ARCHIVES_DIR) / name / "v1.tar.gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return BotVersion.objects.create(
+        bot=bot,
+        number=1,
+        archive=f"{name}/v1.tar.gz",
+        archive_sha256=hashlib.sha256(data).hexdigest(),
+        manifest={},
+        status=BotVersion.Status.ACTIVE,
+    )
+
+
+def match_with(game: str, versions: list[BotVersion], seed: int = 7) -> Match:
+    ladder, _ = Ladder.objects.get_or_create(game=game, defaults={"min_players": 3, "max_players": 7})
+    match = Match.objects.create(ladder=ladder, seed=seed)
+    for seat, version in enumerate(versions):
+        Seat.objects.create(match=match, seat=seat, bot_version=version)
+    return match
+
+
+@pytest.fixture
+def played_versions(django_user_model: type) -> list[BotVersion]:
+    owner = django_user_model.objects.create_user("house")
+    return [
+        version_from_archive(owner, "random-a", tar_folder(EXAMPLES / "random")),
+        version_from_archive(owner, "greedy-a", tar_folder(EXAMPLES / "greedy")),
+        version_from_archive(owner, "random-b", tar_folder(EXAMPLES / "random")),
+    ]

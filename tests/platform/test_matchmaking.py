@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 
 import pytest
+
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.matchmaking import matches_schedule
 from septet_platform.ladders.models import Ladder, Rating

@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.db import IntegrityError, connection
+
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match, Seat

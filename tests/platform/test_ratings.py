@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import pytest
 from django.db import connection, connections
+
+from referee.games import all_games
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
@@ -21,8 +23,6 @@ from septet_platform.ladders.services import (
     ratings_apply,
 )
 from septet_platform.matches.models import Match
-
-from referee.games import all_games
 
 MakeBot = Callable[..., BotVersion]
 MakeMatch = Callable[..., Match]
