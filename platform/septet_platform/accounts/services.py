@@ -22,7 +22,7 @@ from septet_platform.accounts.models import ApiToken
 TOKEN_SCHEME = "sep_"
 PREFIX_BYTES = 6  # 12 hex characters
 SECRET_BYTES = 32  # 43 URL-safe characters
-TOKEN_FORMAT = re.compile(r"^sep_(?P<prefix>[0-9a-f]{12})(?P<secret>[A-Za-z0-9_-]{43})$")
+TOKEN_FORMAT = re.compile(r"sep_(?P<prefix>[0-9a-f]{12})(?P<secret>[A-Za-z0-9_-]{43})")
 NAME_MAX_CHARS = ApiToken._meta.get_field("name").max_length or 80
 CREATE_ATTEMPTS = 5
 # Compared against when no row has the prefix, so an unknown token costs what a wrong one does.
@@ -62,7 +62,7 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
 
 def api_token_authenticate(*, token: str) -> AbstractBaseUser:
     """The user whose live token this is, its `last_used` updated; else AuthenticationFailed."""
-    match = TOKEN_FORMAT.match(token.strip()) if isinstance(token, str) else None
+    match = TOKEN_FORMAT.fullmatch(token.strip()) if isinstance(token, str) else None
     if match is None:
         raise AuthenticationFailed(
             f"malformed API token: expected {TOKEN_SCHEME} followed by 12 hex and 43 URL-safe characters"
