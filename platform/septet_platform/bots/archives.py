@@ -399,7 +399,8 @@ def _remove_contents(folder: Path, *, remove_itself: bool) -> None:
 
 
 def _size(count: int) -> str:
-    return f"{count / MiB:.1f} MiB" if count >= MiB else f"{count} bytes"
+    """Whole MiB as such ("50 MiB"), anything else exactly ("10,485,761 bytes")."""
+    return f"{count // MiB} MiB" if count and count % MiB == 0 else f"{count:,} bytes"
 
 
 # Packing -----------------------------------------------------------------------------------------

@@ -1,0 +1,113 @@
+"""Bot writes: a submitted archive becomes a new BotVersion, or nothing at all.
+
+`bot_version_submit` checks and unpacks the archive in a scratch folder (bots.archives), reads its
+manifest, and in one transaction creates the Bot on its first submission (the name is then its
+owner's), numbers the version, and stores the archive as
+`SEPTET_ARCHIVES_DIR/<bot name>/v<n>.tar.gz` with its SHA-256. Any error leaves no rows and no
+files: the archive file is removed again when the transaction does not commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import secrets
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from referee.botfolder import Manifest, load_manifest
+from septet_platform.bots.archives import DEFAULT_LIMITS, GZIP_MAGIC, ArchiveLimits, pack_tree, unpack_archive
+from septet_platform.bots.models import Bot, BotVersion
+
+
+class BotNameTaken(PermissionDenied):
+    """The manifest names a bot that belongs to another user."""
+
+
+def bot_version_submit(
+    *, owner: AbstractBaseUser, archive: bytes, limits: ArchiveLimits = DEFAULT_LIMITS
+) -> BotVersion:
+    """Stores a new QUALIFYING version of the bot the archive's manifest names (ArchiveRejected for
+    a bad archive, BotNameTaken for someone else's bot name); all or nothing."""
+    with tempfile.TemporaryDirectory(prefix="septet-intake-") as scratch:
+        unpacked = Path(scratch) / "bot"
+        root = unpack_archive(archive, unpacked, limits=limits)
+        manifest = load_manifest(root)
+        # Stored as .tar.gz: a gzip upload byte for byte, a .tar or .zip as the tree it unpacked to.
+        stored = archive if archive.startswith(GZIP_MAGIC) else pack_tree(unpacked)
+    return _version_store(owner=owner, manifest=manifest, stored=stored)
+
+
+def _manifest_json(manifest: Manifest) -> dict[str, object]:
+    data = dataclasses.asdict(manifest)
+    del data["folder"]
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}
+
+
+def _version_store(*, owner: AbstractBaseUser, manifest: Manifest, stored: bytes) -> BotVersion:
+    archives = Path(settings.SEPTET_ARCHIVES_DIR)
+    folder = archives / manifest.name
+    folder_created = not folder.exists()
+    written: Path | None = None
+    try:
+        with transaction.atomic():
+            bot = _bot_for(owner=owner, name=manifest.name)
+            latest = BotVersion.objects.filter(bot=bot).aggregate(latest=Max("number"))["latest"]
+            number = (latest or 0) + 1
+            relative = f"{manifest.name}/v{number}.tar.gz"
+            written = _write_atomically(archives / relative, stored)
+            return BotVersion.objects.create(
+                bot=bot,
+                number=number,
+                archive=relative,
+                archive_sha256=hashlib.sha256(stored).hexdigest(),
+                manifest=_manifest_json(manifest),
+                status=BotVersion.Status.QUALIFYING,
+            )
+    except BaseException:
+        if written is not None:
+            written.unlink(missing_ok=True)
+        if folder_created:
+            # Left when not empty: another submission of this bot stored its file meanwhile.
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _bot_for(*, owner: AbstractBaseUser, name: str) -> Bot:
+    """The owner's bot called `name`, locked for numbering; created on its first submission."""
+    bot = Bot.objects.select_for_update().filter(name=name).first()
+    if bot is None:
+        try:
+            with transaction.atomic():
+                bot = Bot.objects.create(owner=owner, name=name)
+        except IntegrityError:  # created by a concurrent first submission
+            bot = Bot.objects.select_for_update().get(name=name)
+    if bot.owner_id != owner.pk:
+        raise BotNameTaken(
+            f"the bot name {name!r} belongs to another user; choose another name in septet-bot.toml"
+        )
+    return bot
+
+
+def _write_atomically(path: Path, data: bytes) -> Path:
+    """Writes `path` whole or not at all (a reader never sees half an archive)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+    try:
+        with open(partial, "xb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return path
