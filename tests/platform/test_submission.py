@@ -10,6 +10,7 @@ import os
 import stat
 import tarfile
 import tempfile
+import threading
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
+from django.db import connection, connections
 from fixtures_intake import (
     BOT_PY,
     MiB,
@@ -459,6 +461,38 @@ def test_a_database_failure_after_the_file_is_written_removes_the_file(
         bot_version_submit(owner=alice, archive=pack_folder(random_copy(tmp_path)))
     assert not Bot.objects.exists() and not BotVersion.objects.exists()
     assert _files_under(archives) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_first_submissions_of_one_bot_become_versions_1_and_2(
+    alice: User, archives: Path, tmp_path: Path
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks (and serializes writers anyway); this needs PostgreSQL")
+    packed = pack_folder(random_copy(tmp_path))
+    start = threading.Barrier(4)
+    numbers: list[int] = []
+    errors: list[BaseException] = []
+
+    def submit() -> None:
+        try:
+            start.wait(timeout=30)
+            numbers.append(bot_version_submit(owner=alice, archive=packed).number)
+        except BaseException as error:  # reported by the main thread
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == [] and sorted(numbers) == [1, 2, 3, 4]
+    assert Bot.objects.count() == 1
+    assert sorted(path.name for path in (archives / "my-random").iterdir()) == [
+        f"v{n}.tar.gz" for n in range(1, 5)
+    ]
 
 
 # Selectors ------------------------------------------------------------------------------------------
