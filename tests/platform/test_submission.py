@@ -156,6 +156,15 @@ def test_unpack_returns_the_single_top_level_folder_holding_the_manifest(tmp_pat
     assert (root / "lib" / "util.py").read_bytes() == BOT_PY
 
 
+def test_unpack_accepts_a_tar_made_with_dot_slash_names_like_the_tar_command(tmp_path: Path) -> None:
+    root_entry = tarfile.TarInfo(".")
+    root_entry.type = tarfile.DIRTYPE
+    data = tar_bytes(
+        [(root_entry, b""), file_info("./septet-bot.toml", manifest()), file_info("./bot.py", BOT_PY)]
+    )
+    assert _unpacked_names(data, tmp_path / "out") == ["bot.py", "septet-bot.toml"]
+
+
 def test_unpacked_files_get_plain_modes_never_setuid(tmp_path: Path) -> None:
     data = tar_bytes([*good_members(), file_info("run.sh", b"#!/bin/sh\n", mode=0o6777)])
     root = unpack_archive(data, tmp_path / "out")
