@@ -94,7 +94,7 @@ def tar_folder(folder: Path, extra: dict[str, str] | None = None) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path in sorted(folder.iterdir()):
-            if path.is_file():
+            if path.is_file() and path.name not in (extra or {}):
                 archive.add(path, arcname=path.name)
         for name, text in (extra or {}).items():
             data = text.encode()

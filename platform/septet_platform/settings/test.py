@@ -25,7 +25,8 @@ elif _postgres_reachable() and os.environ.get("SEPTET_TEST_DB") != "sqlite":
 else:
     DATABASES = {"default": dj_database_url.parse("sqlite:///:memory:")}
 
-DATA_DIR = Path(tempfile.mkdtemp(prefix="septet-test-data-"))
+# A worker process started by a test shares the test's data folder through SEPTET_DATA_DIR.
+DATA_DIR = Path(os.environ.get("SEPTET_DATA_DIR") or tempfile.mkdtemp(prefix="septet-test-data-"))
 SEPTET_ARCHIVES_DIR = DATA_DIR / "archives"
 SEPTET_REPLAYS_DIR = DATA_DIR / "replays"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
