@@ -1,0 +1,13 @@
+"""Celery tasks of the bots app: thin, idempotent wrappers over its services."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from septet_platform.bots.qualification import bot_version_qualify
+
+
+@shared_task(name="septet.bot_version_qualify")
+def bot_version_qualify_task(version_id: int) -> str:
+    """Qualifies a submitted version; a second delivery finds it decided and does nothing."""
+    return str(bot_version_qualify(version_id=version_id).status)
