@@ -3,13 +3,15 @@ scripted actions through the shared engine (referee.games.bidding)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from typing import Any
 
 from referee.cards import parse_cards
 from referee.games import bidding
-from referee.games.base import CHANCE
+from referee.games.base import CHANCE, Game
 from referee.games.bidding import State
+from referee.playout import playout
 
 
 def deal(state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None) -> State:
@@ -35,3 +37,17 @@ def act(state: State, *actions: Any) -> State:
         assert action in bidding.legal_actions(state, seat), (seat, action)
         state = bidding.apply(state, seat, action)
     return state
+
+
+def game_events(
+    game: Game, players: int, seed: int, policy: Any = None
+) -> tuple[list[dict[str, Any]], State]:
+    """Plays a whole seeded game (random, or `policy`) and returns its events and final state."""
+    rng = random.Random(seed)
+    state = game.start(players)
+    events: list[dict[str, Any]] = []
+    steps = playout(game, state, rng) if policy is None else playout(game, state, rng, policy)
+    for step in steps:
+        events.extend(step.state.events)
+        state = step.state
+    return events, state

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from bidding_helpers import act, deal, seat_to_move
+from bidding_helpers import act, deal, game_events, seat_to_move
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -496,21 +496,10 @@ def _rounds(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return rounds
 
 
-def _game_events(players: int, seed: int, policy: Any = None) -> tuple[list[dict[str, Any]], State]:
-    rng = random.Random(seed)
-    state = GAME.start(players)
-    events: list[dict[str, Any]] = []
-    steps = playout(GAME, state, rng) if policy is None else playout(GAME, state, rng, policy)
-    for step in steps:
-        events.extend(step.state.events)
-        state = step.state
-    return events, state
-
-
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), players=st.sampled_from([3, 4, 5, 6, 7]))
 def test_random_games_keep_the_rules(seed: int, players: int) -> None:
-    events, state = _game_events(players, seed)
+    events, state = game_events(GAME, players, seed)
     rounds = _rounds(events)
     sizes = oh_hell.hand_sizes(players)
     assert len(rounds) >= len(sizes)
@@ -556,8 +545,8 @@ def test_random_games_keep_the_rules(seed: int, players: int) -> None:
 
 
 def test_the_same_seed_and_policy_give_the_same_game() -> None:
-    assert _game_events(4, 99) == _game_events(4, 99)
-    assert _game_events(4, 99)[0] != _game_events(4, 100)[0]
+    assert game_events(GAME, 4, 99) == game_events(GAME, 4, 99)
+    assert game_events(GAME, 4, 99)[0] != game_events(GAME, 4, 100)[0]
 
 
 # The greedy policy
@@ -575,7 +564,7 @@ def test_greedy_always_plays_a_legal_action(seed: int, players: int) -> None:
         assert action in legal
         return action
 
-    _game_events(players, seed, checked)
+    game_events(GAME, players, seed, checked)
 
 
 def test_greedy_beats_random_play_on_average() -> None:
@@ -587,7 +576,7 @@ def test_greedy_beats_random_play_on_average() -> None:
     greedy_ranks, random_ranks = [], []
     for game in range(200):
         greedy_seat = game % 4
-        _, state = _game_events(4, game, mixed)
+        _, state = game_events(GAME, 4, game, mixed)
         result = oh_hell.result(state)
         assert result is not None and result.ranks is not None
         greedy_ranks.append(result.ranks[greedy_seat])

@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 import pytest
-from bidding_helpers import act, deal, seat_to_move
+from bidding_helpers import act, deal, game_events, seat_to_move
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -349,21 +349,10 @@ def test_information_states_do_not_depend_on_cards_the_seat_cannot_see(seed: int
 # Whole games
 
 
-def _game_events(players: int, seed: int, policy: Any = None) -> tuple[list[dict[str, Any]], State]:
-    rng = random.Random(seed)
-    state = GAME.start(players)
-    events: list[dict[str, Any]] = []
-    steps = playout(GAME, state, rng) if policy is None else playout(GAME, state, rng, policy)
-    for step in steps:
-        events.extend(step.state.events)
-        state = step.state
-    return events, state
-
-
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), players=st.sampled_from([2, 3, 4, 5, 6, 7]))
 def test_random_games_keep_the_rules(seed: int, players: int) -> None:
-    events, state = _game_events(players, seed)
+    events, state = game_events(GAME, players, seed)
     rounds: list[list[dict[str, Any]]] = []
     for event in events:
         if event["type"] == "deal":
@@ -402,8 +391,8 @@ def test_random_games_keep_the_rules(seed: int, players: int) -> None:
 
 
 def test_the_same_seed_and_policy_give_the_same_game() -> None:
-    assert _game_events(5, 7) == _game_events(5, 7)
-    assert _game_events(5, 7)[0] != _game_events(5, 8)[0]
+    assert game_events(GAME, 5, 7) == game_events(GAME, 5, 7)
+    assert game_events(GAME, 5, 7)[0] != game_events(GAME, 5, 8)[0]
 
 
 # The greedy policy
@@ -418,7 +407,7 @@ def _greedy(state: State, seat: int, legal: tuple[Any, ...], rng: random.Random)
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), players=st.sampled_from([2, 3, 4, 5, 6, 7]))
 def test_greedy_always_plays_a_legal_action(seed: int, players: int) -> None:
-    _game_events(players, seed, _greedy)
+    game_events(GAME, players, seed, _greedy)
 
 
 @pytest.mark.parametrize("players", [2, 4])
@@ -431,7 +420,7 @@ def test_greedy_beats_random_play_on_average(players: int) -> None:
     greedy_ranks, random_ranks = [], []
     for game in range(200):
         greedy_seat = game % players
-        _, state = _game_events(players, game, mixed)
+        _, state = game_events(GAME, players, game, mixed)
         result = sevens.result(state)
         assert result is not None and result.ranks is not None
         greedy_ranks.append(result.ranks[greedy_seat])
