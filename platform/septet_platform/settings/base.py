@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "septet_platform.bots",
     "septet_platform.ladders",
     "septet_platform.matches",
+    "septet_platform.arena_api",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,2 @@
+"""The Arena gRPC service (protos/septet/v1/arena.proto): a thin servicer over the platform's
+services and selectors, an API-token interceptor, health and reflection."""

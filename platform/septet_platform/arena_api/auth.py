@@ -1,0 +1,108 @@
+"""API-token authentication of Arena calls, and Django database hygiene around each call.
+
+`ArenaAuthInterceptor` wraps every Arena method handler. The wrapper runs in the server's worker
+thread: it closes stale database connections, reads `authorization: Bearer sep_...` from the
+metadata and checks it with `api_token_authenticate`, sets `current_user` for the servicer,
+runs the method and closes stale connections again. Methods in `USER_REQUIRED` need a token
+(UNAUTHENTICATED without one); on the others a token is optional, but a bad one is refused too.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import close_old_connections
+
+from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate
+
+SERVICE = "/septet.v1.Arena/"
+USER_REQUIRED = frozenset({f"{SERVICE}SubmitBot", f"{SERVICE}RequestChallenge"})
+BEARER = "bearer "
+
+current_user: contextvars.ContextVar[AbstractBaseUser | None] = contextvars.ContextVar(
+    "arena_current_user", default=None
+)
+
+
+def _authenticated(context: grpc.ServicerContext, *, required: bool) -> AbstractBaseUser | None:
+    """The caller's user, None for an anonymous read; aborts UNAUTHENTICATED otherwise."""
+    values = [value for key, value in context.invocation_metadata() if key == "authorization"]
+    if not values:
+        if required:
+            context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "this call needs an API token: send metadata 'authorization: Bearer sep_...'",
+            )
+        return None
+    header = values[0] if isinstance(values[0], str) else values[0].decode("utf-8", "replace")
+    if not header.lower().startswith(BEARER):
+        context.abort(
+            grpc.StatusCode.UNAUTHENTICATED, "the authorization metadata must read 'Bearer sep_...'"
+        )
+    try:
+        return api_token_authenticate(token=header[len(BEARER) :])
+    except AuthenticationFailed as error:
+        context.abort(grpc.StatusCode.UNAUTHENTICATED, str(error))
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+def _unary(behavior: Callable[..., Any], required: bool) -> Callable[[Any, grpc.ServicerContext], Any]:
+    def call(request: Any, context: grpc.ServicerContext) -> Any:
+        close_old_connections()
+        try:
+            token = current_user.set(_authenticated(context, required=required))
+            try:
+                return behavior(request, context)
+            finally:
+                current_user.reset(token)
+        finally:
+            close_old_connections()
+
+    return call
+
+
+def _streaming(
+    behavior: Callable[..., Any], required: bool
+) -> Callable[[Any, grpc.ServicerContext], Iterator[Any]]:
+    def call(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        close_old_connections()
+        try:
+            token = current_user.set(_authenticated(context, required=required))
+            try:
+                yield from behavior(request, context)
+            finally:
+                current_user.reset(token)
+        finally:
+            close_old_connections()
+
+    return call
+
+
+class ArenaAuthInterceptor(grpc.ServerInterceptor):
+    """Authenticates Arena calls (see the module docstring); other services pass untouched."""
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or not method.startswith(SERVICE):
+            return handler
+        required = method in USER_REQUIRED
+        common = {
+            "request_deserializer": handler.request_deserializer,
+            "response_serializer": handler.response_serializer,
+        }
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(_unary(handler.unary_unary, required), **common)
+        if handler.stream_unary:
+            return grpc.stream_unary_rpc_method_handler(_unary(handler.stream_unary, required), **common)
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(_streaming(handler.unary_stream, required), **common)
+        return grpc.stream_stream_rpc_method_handler(_streaming(handler.stream_stream, required), **common)

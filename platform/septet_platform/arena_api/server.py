@@ -1,0 +1,54 @@
+"""The Arena gRPC server: the servicer behind the auth interceptor, health (SERVING) and server
+reflection. `create_server` builds and binds it (tests start it on port 0); `serve` runs it."""
+
+from __future__ import annotations
+
+from concurrent import futures
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from referee.protocol import arena_pb2, arena_pb2_grpc
+from septet_platform.arena_api.auth import ArenaAuthInterceptor
+from septet_platform.arena_api.servicer import ArenaServicer
+from septet_platform.bots.archives import CHUNK
+
+ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name
+MAX_WORKERS = 16
+# A SubmitBot chunk or a replay chunk is small; this bounds any one message with room to spare.
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024 + CHUNK
+
+
+def create_server(address: str, *, max_workers: int = MAX_WORKERS) -> tuple[grpc.Server, int]:
+    """An Arena server bound to `address` ("host:port"; port 0 picks a free one), not yet
+    started, and the port it is bound to."""
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena"),
+        interceptors=[ArenaAuthInterceptor()],
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ],
+    )
+    arena_pb2_grpc.add_ArenaServicer_to_server(ArenaServicer(), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    for name in ("", ARENA_SERVICE):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"could not bind the Arena service to {address}")
+    return server, port
+
+
+def serve(address: str) -> None:
+    """Runs the Arena service on `address` until interrupted."""
+    server, port = create_server(address)
+    server.start()
+    print(f"Arena service listening on port {port}", flush=True)
+    try:
+        server.wait_for_termination()
+    except KeyboardInterrupt:
+        server.stop(grace=2).wait()

@@ -1,0 +1,242 @@
+"""The Arena servicer: each method parses the request, calls one service or selector and
+answers, mapping the platform's errors to gRPC status codes (see protos/septet/v1/arena.proto).
+The caller's user, if any, comes from the auth interceptor (`auth.current_user`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import NoReturn
+
+import grpc
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ObjectDoesNotExist
+from django.db import close_old_connections
+
+from referee.botfolder import BotFolderError
+from referee.protocol import arena_pb2 as pb
+from referee.protocol import arena_pb2_grpc
+from septet_platform.arena_api import selectors, services
+from septet_platform.arena_api.auth import current_user
+from septet_platform.bots.archives import CHUNK, DEFAULT_LIMITS, ArchiveLimits, ArchiveRejected
+from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.bots.selectors import bot_get, bot_versions_for
+from septet_platform.bots.services import BotNameTaken
+from septet_platform.ladders.models import Ladder
+from septet_platform.ladders.selectors import ladder_standings
+from septet_platform.matches.models import Match
+
+FOLLOW_POLL_SECONDS = 0.5
+OVER = frozenset({Match.Status.FINISHED, Match.Status.ABORTED, Match.Status.CANCELLED})
+
+
+def _time(value: datetime | None) -> str:
+    return value.isoformat() if value is not None else ""
+
+
+def _ladder(ladder: Ladder) -> pb.Ladder:
+    return pb.Ladder(
+        game=ladder.game,
+        min_players=ladder.min_players,
+        max_players=ladder.max_players,
+        decision_seconds=ladder.decision_seconds,
+        bank_seconds=ladder.bank_seconds,
+        active=ladder.active,
+    )
+
+
+def _bot(bot: Bot) -> pb.BotSummary:
+    versions = sorted(bot.versions.all(), key=lambda version: version.number)
+    latest = versions[-1] if versions else None
+    return pb.BotSummary(
+        name=bot.name,
+        owner=bot.owner.get_username(),
+        is_house=bot.is_house,
+        latest_version=latest.number if latest else 0,
+        latest_status=latest.status if latest else "",
+        created=_time(bot.created),
+    )
+
+
+def _version(version: BotVersion, *, owner_sees: bool) -> pb.BotVersionInfo:
+    return pb.BotVersionInfo(
+        number=version.number,
+        status=version.status,
+        archive_sha256=version.archive_sha256,
+        games=list(version.manifest.get("games", [])),
+        created=_time(version.created),
+        qualified=_time(version.qualified),
+        error_log=version.error_log if owner_sees else "",
+    )
+
+
+def _match(match: Match) -> pb.MatchInfo:
+    seats = sorted(match.seats.all(), key=lambda seat: seat.seat)
+    return pb.MatchInfo(
+        id=match.pk,
+        game=match.ladder.game,
+        kind=match.kind,
+        rated=match.rated,
+        status=match.status,
+        seed=match.seed,
+        duplicate_set=match.duplicate_set,
+        rotation=match.rotation,
+        created=_time(match.created),
+        started=_time(match.started),
+        finished=_time(match.finished),
+        has_replay=bool(match.replay),
+        seats=[
+            pb.SeatInfo(
+                seat=seat.seat,
+                bot=seat.bot_version.bot.name,
+                version=seat.bot_version.number,
+                score=seat.score,
+                rank=seat.rank,
+                forfeit_status=seat.forfeit_status,
+                forfeit_reason=seat.forfeit_reason,
+            )
+            for seat in seats
+        ],
+    )
+
+
+def _not_found(context: grpc.ServicerContext, error: Exception) -> NoReturn:
+    context.abort(grpc.StatusCode.NOT_FOUND, str(error))
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+class ArenaServicer(arena_pb2_grpc.ArenaServicer):
+    """The Arena service over the platform's services and selectors."""
+
+    def __init__(self, *, limits: ArchiveLimits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+
+    def SubmitBot(
+        self, request_iterator: Iterator[pb.SubmitBotChunk], context: grpc.ServicerContext
+    ) -> pb.SubmitBotResponse:
+        user = current_user.get()
+        assert user is not None  # the interceptor refuses anonymous submissions
+        archive = bytearray()
+        for chunk in request_iterator:
+            archive += chunk.data
+            if len(archive) > self.limits.max_archive_bytes:
+                context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"the archive passed the limit of {self.limits.max_archive_bytes} bytes",
+                )
+        if not archive:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no archive bytes were sent")
+        try:
+            version = services.bot_submit(owner=user, archive=bytes(archive), limits=self.limits)
+        except (ArchiveRejected, BotFolderError) as error:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except BotNameTaken as error:
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
+        return pb.SubmitBotResponse(
+            bot=version.bot.name,
+            version=version.number,
+            status=version.status,
+            archive_sha256=version.archive_sha256,
+        )
+
+    def ListLadders(
+        self, request: pb.ListLaddersRequest, context: grpc.ServicerContext
+    ) -> pb.ListLaddersResponse:
+        return pb.ListLaddersResponse(ladders=[_ladder(ladder) for ladder in selectors.ladders_list()])
+
+    def GetLadder(self, request: pb.GetLadderRequest, context: grpc.ServicerContext) -> pb.GetLadderResponse:
+        try:
+            ladder = selectors.ladder_get(game=request.game)
+        except Ladder.DoesNotExist as error:
+            _not_found(context, error)
+        standings = [
+            pb.Standing(
+                rank=row.rank,
+                bot=row.bot,
+                owner=row.owner,
+                version=row.version,
+                rating=row.rating,
+                low=row.low,
+                high=row.high,
+                games=row.games,
+                last_match=_time(row.last_match),
+                mu=row.mu,
+                sigma=row.sigma,
+            )
+            for row in ladder_standings(ladder=ladder)
+        ]
+        return pb.GetLadderResponse(ladder=_ladder(ladder), standings=standings)
+
+    def ListBots(self, request: pb.ListBotsRequest, context: grpc.ServicerContext) -> pb.ListBotsResponse:
+        return pb.ListBotsResponse(bots=[_bot(bot) for bot in selectors.bots_list(owner=request.owner)])
+
+    def GetBot(self, request: pb.GetBotRequest, context: grpc.ServicerContext) -> pb.GetBotResponse:
+        try:
+            bot = bot_get(name=request.name)
+        except Bot.DoesNotExist as error:
+            _not_found(context, error)
+        user: AbstractBaseUser | None = current_user.get()
+        owner_sees = user is not None and user.pk == bot.owner_id
+        versions = [_version(version, owner_sees=owner_sees) for version in bot_versions_for(bot=bot)]
+        return pb.GetBotResponse(bot=_bot(bot), versions=versions)
+
+    def ListMatches(
+        self, request: pb.ListMatchesRequest, context: grpc.ServicerContext
+    ) -> pb.ListMatchesResponse:
+        try:
+            page, next_token = selectors.matches_page(
+                bot=request.bot, game=request.game, page_size=request.page_size, page_token=request.page_token
+            )
+        except selectors.BadPageRequest as error:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except ObjectDoesNotExist as error:
+            _not_found(context, error)
+        return pb.ListMatchesResponse(matches=[_match(match) for match in page], next_page_token=next_token)
+
+    def GetMatch(self, request: pb.GetMatchRequest, context: grpc.ServicerContext) -> pb.MatchInfo:
+        try:
+            return _match(selectors.match_get(match_id=request.match_id))
+        except Match.DoesNotExist as error:
+            _not_found(context, error)
+
+    def GetReplay(
+        self, request: pb.GetReplayRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.ReplayChunk]:
+        try:
+            path = selectors.match_replay_path(match=selectors.match_get(match_id=request.match_id))
+        except (Match.DoesNotExist, FileNotFoundError) as error:
+            _not_found(context, error)
+        close_old_connections()  # the rest is file reading: no connection held while streaming
+        with open(path, "rb") as stream:
+            while data := stream.read(CHUNK):
+                yield pb.ReplayChunk(data=data)
+
+    def RequestChallenge(
+        self, request: pb.RequestChallengeRequest, context: grpc.ServicerContext
+    ) -> pb.RequestChallengeResponse:
+        seats = [(seat.bot, seat.version) for seat in request.seats]
+        try:
+            match = services.challenge_request(game=request.game, seats=seats, seed=request.seed)
+        except ObjectDoesNotExist as error:
+            _not_found(context, error)
+        except services.ChallengeInvalid as error:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return pb.RequestChallengeResponse(match=_match(selectors.match_get(match_id=match.pk)))
+
+    def FollowMatch(
+        self, request: pb.FollowMatchRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.MatchEvent]:
+        last: tuple[str, int] | None = None
+        while context.is_active():
+            close_old_connections()
+            try:
+                match = selectors.match_get(match_id=request.match_id)
+            except Match.DoesNotExist as error:
+                _not_found(context, error)
+            if (match.status, match.attempt) != last:
+                last = (match.status, match.attempt)
+                yield pb.MatchEvent(status=match.status, attempt=match.attempt, match=_match(match))
+            if match.status in OVER:
+                return
+            time.sleep(FOLLOW_POLL_SECONDS)

@@ -1,0 +1,277 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SubmitBotChunk(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...
+
+class SubmitBotResponse(_message.Message):
+    __slots__ = ("bot", "version", "status", "archive_sha256")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVE_SHA256_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    version: int
+    status: str
+    archive_sha256: str
+    def __init__(self, bot: _Optional[str] = ..., version: _Optional[int] = ..., status: _Optional[str] = ..., archive_sha256: _Optional[str] = ...) -> None: ...
+
+class ListLaddersRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListLaddersResponse(_message.Message):
+    __slots__ = ("ladders",)
+    LADDERS_FIELD_NUMBER: _ClassVar[int]
+    ladders: _containers.RepeatedCompositeFieldContainer[Ladder]
+    def __init__(self, ladders: _Optional[_Iterable[_Union[Ladder, _Mapping]]] = ...) -> None: ...
+
+class Ladder(_message.Message):
+    __slots__ = ("game", "min_players", "max_players", "decision_seconds", "bank_seconds", "active")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    MIN_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    DECISION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    BANK_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    min_players: int
+    max_players: int
+    decision_seconds: float
+    bank_seconds: float
+    active: bool
+    def __init__(self, game: _Optional[str] = ..., min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., decision_seconds: _Optional[float] = ..., bank_seconds: _Optional[float] = ..., active: _Optional[bool] = ...) -> None: ...
+
+class GetLadderRequest(_message.Message):
+    __slots__ = ("game",)
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    def __init__(self, game: _Optional[str] = ...) -> None: ...
+
+class GetLadderResponse(_message.Message):
+    __slots__ = ("ladder", "standings")
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    ladder: Ladder
+    standings: _containers.RepeatedCompositeFieldContainer[Standing]
+    def __init__(self, ladder: _Optional[_Union[Ladder, _Mapping]] = ..., standings: _Optional[_Iterable[_Union[Standing, _Mapping]]] = ...) -> None: ...
+
+class Standing(_message.Message):
+    __slots__ = ("rank", "bot", "owner", "version", "rating", "low", "high", "games", "last_match", "mu", "sigma")
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    LOW_FIELD_NUMBER: _ClassVar[int]
+    HIGH_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    LAST_MATCH_FIELD_NUMBER: _ClassVar[int]
+    MU_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_FIELD_NUMBER: _ClassVar[int]
+    rank: int
+    bot: str
+    owner: str
+    version: int
+    rating: int
+    low: int
+    high: int
+    games: int
+    last_match: str
+    mu: float
+    sigma: float
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., owner: _Optional[str] = ..., version: _Optional[int] = ..., rating: _Optional[int] = ..., low: _Optional[int] = ..., high: _Optional[int] = ..., games: _Optional[int] = ..., last_match: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ...) -> None: ...
+
+class ListBotsRequest(_message.Message):
+    __slots__ = ("owner",)
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    owner: str
+    def __init__(self, owner: _Optional[str] = ...) -> None: ...
+
+class ListBotsResponse(_message.Message):
+    __slots__ = ("bots",)
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    bots: _containers.RepeatedCompositeFieldContainer[BotSummary]
+    def __init__(self, bots: _Optional[_Iterable[_Union[BotSummary, _Mapping]]] = ...) -> None: ...
+
+class BotSummary(_message.Message):
+    __slots__ = ("name", "owner", "is_house", "latest_version", "latest_status", "created")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    IS_HOUSE_FIELD_NUMBER: _ClassVar[int]
+    LATEST_VERSION_FIELD_NUMBER: _ClassVar[int]
+    LATEST_STATUS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    owner: str
+    is_house: bool
+    latest_version: int
+    latest_status: str
+    created: str
+    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., is_house: _Optional[bool] = ..., latest_version: _Optional[int] = ..., latest_status: _Optional[str] = ..., created: _Optional[str] = ...) -> None: ...
+
+class GetBotRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class GetBotResponse(_message.Message):
+    __slots__ = ("bot", "versions")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    bot: BotSummary
+    versions: _containers.RepeatedCompositeFieldContainer[BotVersionInfo]
+    def __init__(self, bot: _Optional[_Union[BotSummary, _Mapping]] = ..., versions: _Optional[_Iterable[_Union[BotVersionInfo, _Mapping]]] = ...) -> None: ...
+
+class BotVersionInfo(_message.Message):
+    __slots__ = ("number", "status", "archive_sha256", "games", "created", "qualified", "error_log")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVE_SHA256_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    QUALIFIED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_LOG_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    status: str
+    archive_sha256: str
+    games: _containers.RepeatedScalarFieldContainer[str]
+    created: str
+    qualified: str
+    error_log: str
+    def __init__(self, number: _Optional[int] = ..., status: _Optional[str] = ..., archive_sha256: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ..., created: _Optional[str] = ..., qualified: _Optional[str] = ..., error_log: _Optional[str] = ...) -> None: ...
+
+class ListMatchesRequest(_message.Message):
+    __slots__ = ("bot", "game", "page_size", "page_token")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    game: str
+    page_size: int
+    page_token: str
+    def __init__(self, bot: _Optional[str] = ..., game: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListMatchesResponse(_message.Message):
+    __slots__ = ("matches", "next_page_token")
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[MatchInfo]
+    next_page_token: str
+    def __init__(self, matches: _Optional[_Iterable[_Union[MatchInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class MatchInfo(_message.Message):
+    __slots__ = ("id", "game", "kind", "rated", "status", "seed", "duplicate_set", "rotation", "created", "started", "finished", "seats", "has_replay")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    RATED_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_SET_FIELD_NUMBER: _ClassVar[int]
+    ROTATION_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    HAS_REPLAY_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    game: str
+    kind: str
+    rated: bool
+    status: str
+    seed: int
+    duplicate_set: str
+    rotation: int
+    created: str
+    started: str
+    finished: str
+    seats: _containers.RepeatedCompositeFieldContainer[SeatInfo]
+    has_replay: bool
+    def __init__(self, id: _Optional[int] = ..., game: _Optional[str] = ..., kind: _Optional[str] = ..., rated: _Optional[bool] = ..., status: _Optional[str] = ..., seed: _Optional[int] = ..., duplicate_set: _Optional[str] = ..., rotation: _Optional[int] = ..., created: _Optional[str] = ..., started: _Optional[str] = ..., finished: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., has_replay: _Optional[bool] = ...) -> None: ...
+
+class SeatInfo(_message.Message):
+    __slots__ = ("seat", "bot", "version", "score", "rank", "forfeit_status", "forfeit_reason")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    FORFEIT_STATUS_FIELD_NUMBER: _ClassVar[int]
+    FORFEIT_REASON_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    bot: str
+    version: int
+    score: int
+    rank: int
+    forfeit_status: str
+    forfeit_reason: str
+    def __init__(self, seat: _Optional[int] = ..., bot: _Optional[str] = ..., version: _Optional[int] = ..., score: _Optional[int] = ..., rank: _Optional[int] = ..., forfeit_status: _Optional[str] = ..., forfeit_reason: _Optional[str] = ...) -> None: ...
+
+class GetMatchRequest(_message.Message):
+    __slots__ = ("match_id",)
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: int
+    def __init__(self, match_id: _Optional[int] = ...) -> None: ...
+
+class GetReplayRequest(_message.Message):
+    __slots__ = ("match_id",)
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: int
+    def __init__(self, match_id: _Optional[int] = ...) -> None: ...
+
+class ReplayChunk(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...
+
+class ChallengeSeat(_message.Message):
+    __slots__ = ("bot", "version")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    version: int
+    def __init__(self, bot: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
+
+class RequestChallengeRequest(_message.Message):
+    __slots__ = ("game", "seats", "seed")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    seats: _containers.RepeatedCompositeFieldContainer[ChallengeSeat]
+    seed: int
+    def __init__(self, game: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[ChallengeSeat, _Mapping]]] = ..., seed: _Optional[int] = ...) -> None: ...
+
+class RequestChallengeResponse(_message.Message):
+    __slots__ = ("match",)
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    match: MatchInfo
+    def __init__(self, match: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...
+
+class FollowMatchRequest(_message.Message):
+    __slots__ = ("match_id",)
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: int
+    def __init__(self, match_id: _Optional[int] = ...) -> None: ...
+
+class MatchEvent(_message.Message):
+    __slots__ = ("status", "attempt", "match")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    status: str
+    attempt: int
+    match: MatchInfo
+    def __init__(self, status: _Optional[str] = ..., attempt: _Optional[int] = ..., match: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...
