@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.metadata
 import json
 import secrets
 import signal
@@ -61,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="septet",
         description="Septet: referee, local matches and tools for seven-card trick-game bots.",
-        epilog="Run 'septet COMMAND --help' for a command's options and examples.",
+        epilog="Run 'septet COMMAND --help' for a command's options and examples. "
+        "Installed with the platform: " + (", ".join(sorted(_extensions())) or "nothing"),
     )
     parser.add_argument("--version", action="version", version=f"septet {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -160,9 +162,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _extensions() -> dict[str, importlib.metadata.EntryPoint]:
+    """Commands installed packages add (entry points `septet.commands`): the platform's `up`."""
+    return {entry.name: entry for entry in importlib.metadata.entry_points(group="septet.commands")}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `septet` console script; returns the exit code."""
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    extension = _extensions().get(words[0]) if words else None
+    if extension is not None:
+        command: Any = extension.load()
+        return int(command(words[1:]))
+    args = _parser().parse_args(words)
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     try:
         if args.command == "match":

