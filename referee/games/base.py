@@ -27,6 +27,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import ModuleType
 from typing import Any
 
 Card = str
@@ -134,6 +135,25 @@ class Game:
     """Seats played by the game itself (the Oh 7? duel's Dummy), never by a player."""
     fixed_options: Mapping[str, Any] = field(default_factory=dict)
     """Options this game id always passes to `new_game` (a variant of a shared module)."""
+
+    @classmethod
+    def of_module(cls, module: ModuleType, **facts: Any) -> Game:
+        """The Game of a game module that defines the verbs; `facts`: id, title, players, ...
+
+        The rules text defaults to the module's docstring.
+        """
+        verbs = [
+            "new_game",
+            "to_move",
+            "legal_actions",
+            "sample_chance",
+            "apply",
+            "information_state",
+            "result",
+            "greedy",
+        ]
+        facts.setdefault("rules", module.__doc__ or "")
+        return cls(**{verb: getattr(module, verb) for verb in verbs}, **facts)
 
     def seat_count(self, num_players: int) -> int:
         """Seats in a game of `num_players` players, counting seats the game plays itself."""

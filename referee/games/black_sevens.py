@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import random
+import sys
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import combinations
@@ -433,18 +434,6 @@ def greedy(info: InfoState, legal: tuple[Action, ...]) -> Action:
     return min(sets, key=lambda cards: sum(VALUE[card] for card in cards))
 
 
-GAME = Game(
-    id=GAME_ID,
-    title="Black Sevens",
-    players=PLAYERS,
-    new_game=new_game,
-    to_move=to_move,
-    legal_actions=legal_actions,
-    sample_chance=sample_chance,
-    apply=apply,
-    information_state=information_state,
-    result=result,
-    greedy=greedy,
-    rules=__doc__ or "",
-    higher_is_better=False,
+GAME = Game.of_module(
+    sys.modules[__name__], id=GAME_ID, title="Black Sevens", players=PLAYERS, higher_is_better=False
 )

@@ -28,6 +28,7 @@ Rulings made here (nothing else decided them):
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -725,18 +726,11 @@ _OPTIONS = {"target": OptionSpec(35, (21, 35, 49), "points a player must reach w
 
 
 def _game(game_id: str, title: str, players: range, dummy_seats: tuple[int, ...] = ()) -> Game:
-    return Game(
+    return Game.of_module(
+        sys.modules[__name__],
         id=game_id,
         title=title,
         players=players,
-        new_game=new_game,
-        to_move=to_move,
-        legal_actions=legal_actions,
-        sample_chance=sample_chance,
-        apply=apply,
-        information_state=information_state,
-        result=result,
-        greedy=greedy,
         rules=(__doc__ or "") + ((dummy.__doc__ or "") if dummy_seats else ""),
         options=_OPTIONS,
         dummy_seats=dummy_seats,

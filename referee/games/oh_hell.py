@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import random
+import sys
 from typing import Any
 
 from referee.games import bidding
@@ -87,17 +88,4 @@ def greedy(info: BiddingInfo, legal: tuple[Action, ...]) -> Action:
     return bidding.greedy(info, legal)
 
 
-GAME = Game(
-    id=GAME_ID,
-    title="Oh Hell!",
-    players=PLAYERS,
-    new_game=new_game,
-    to_move=to_move,
-    legal_actions=legal_actions,
-    sample_chance=sample_chance,
-    apply=apply,
-    information_state=information_state,
-    result=result,
-    greedy=greedy,
-    rules=__doc__ or "",
-)
+GAME = Game.of_module(sys.modules[__name__], id=GAME_ID, title="Oh Hell!", players=PLAYERS)

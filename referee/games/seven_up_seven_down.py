@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import random
+import sys
 from typing import Any
 
 from referee.cards import DECK_52
@@ -108,17 +109,4 @@ def greedy(info: BiddingInfo, legal: tuple[Action, ...]) -> Action:
     return bidding.greedy(info, legal)
 
 
-GAME = Game(
-    id=GAME_ID,
-    title="7Up7Down",
-    players=PLAYERS,
-    new_game=new_game,
-    to_move=to_move,
-    legal_actions=legal_actions,
-    sample_chance=sample_chance,
-    apply=apply,
-    information_state=information_state,
-    result=result,
-    greedy=greedy,
-    rules=__doc__ or "",
-)
+GAME = Game.of_module(sys.modules[__name__], id=GAME_ID, title="7Up7Down", players=PLAYERS)
