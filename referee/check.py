@@ -70,33 +70,17 @@ class _Recording:
         self.concurrent = bool(getattr(player, "concurrent", False))
 
     def decide(self, info: Any, legal: tuple[Action, ...]) -> Action:
-        return self._timed(info, lambda: self._player.decide(info, legal), DecisionKind.PLAY, legal)
+        """Unused by the match runner, which always calls `decide_turn` here (it has the kind)."""
+        return self._player.decide(info, legal)  # type: ignore[no-any-return]
 
     def decide_turn(self, turn: Turn, info: Any, legal: tuple[Action, ...]) -> Action:
+        self._report.seen.update(situations(self._game, turn.kind, info))
         inner = getattr(self._player, "decide_turn", None)
-        call = (lambda: inner(turn, info, legal)) if inner else (lambda: self._player.decide(info, legal))
-        return self._timed(info, call, turn.kind, legal)
-
-    def _timed(
-        self, info: Any, call: Callable[[], Action], kind: DecisionKind, legal: tuple[Action, ...]
-    ) -> Action:
-        kind = _kind_of(kind, legal)
-        self._report.seen.update(situations(self._game, kind, info))
         started = time.perf_counter()
         try:
-            return call()
+            return inner(turn, info, legal) if inner else self._player.decide(info, legal)  # type: ignore[no-any-return]
         finally:
             self._report.latencies.append(time.perf_counter() - started)
-
-
-def _kind_of(kind: DecisionKind, legal: tuple[Action, ...]) -> DecisionKind:
-    """In-process players get no Turn: tell the kind from the legal actions."""
-    first = legal[0]
-    if isinstance(first, bool):
-        return DecisionKind.REVEAL
-    if isinstance(first, int):
-        return DecisionKind.BID
-    return kind
 
 
 @dataclass

@@ -51,3 +51,19 @@ def game_events(
         events.extend(step.state.events)
         state = step.state
     return events, state
+
+
+def views_compared(first: State, second: State, seat: int, rng: random.Random) -> int:
+    """Plays the same random actions on two deals while `seat`'s information states are equal
+    (asserted); stops where the deals part (an action legal in one only). Returns how many."""
+    compared = 0
+    while (decision := bidding.to_move(first)) is not None and not decision.is_chance:
+        assert bidding.information_state(first, seat) == bidding.information_state(second, seat)
+        compared += 1
+        mover = decision.seats[0]
+        legal = bidding.legal_actions(first, mover)
+        action = legal[rng.randrange(len(legal))]
+        if action not in bidding.legal_actions(second, mover):
+            break  # a swapped card shows: the deals part here
+        first, second = bidding.apply(first, mover, action), bidding.apply(second, mover, action)
+    return compared

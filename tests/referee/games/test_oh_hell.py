@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from bidding_helpers import act, deal, game_events, seat_to_move
+from bidding_helpers import act, deal, game_events, seat_to_move, views_compared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -471,16 +471,7 @@ def test_information_states_do_not_depend_on_cards_the_seat_cannot_see(seed: int
     seat = rng.randrange(players)
     first = oh_hell.apply(state, CHANCE, outcome)
     second = oh_hell.apply(state, CHANCE, _swapped(outcome, seat, rng))
-    compared = 0
-    while (decision := oh_hell.to_move(first)) is not None and not decision.is_chance:
-        assert oh_hell.information_state(first, seat) == oh_hell.information_state(second, seat)
-        compared += 1
-        mover = decision.seats[0]
-        legal = oh_hell.legal_actions(first, mover)
-        action = legal[rng.randrange(len(legal))]
-        if action not in oh_hell.legal_actions(second, mover):
-            break  # the swapped card shows: the deals part here
-        first, second = oh_hell.apply(first, mover, action), oh_hell.apply(second, mover, action)
+    compared = views_compared(first, second, seat, rng)
     assert compared >= players  # at least the whole bidding
 
 
