@@ -67,7 +67,7 @@ def up(argv: Sequence[str]) -> int:
     _say(f"Arena gRPC:    {args.arena}")
     _say(f"demo API token (shown once): {token}")
     _say("rated matches are being scheduled on every ladder; Ctrl-C stops everything")
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a Ctrl-C
     try:
         while all(child.poll() is None for child in children.values()):
             time.sleep(0.5)
@@ -154,6 +154,10 @@ def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[byte
     ).is_file():
         commands["arena"] = [python, str(ROOT / "manage.py"), "arena", "--address", args.arena]
     return {name: subprocess.Popen(command, env=env, cwd=ROOT) for name, command in commands.items()}
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _say(text: str) -> None:
