@@ -90,3 +90,29 @@ def test_a_dead_workers_match_is_reaped_and_its_late_result_is_refused(
     assert (match.replay, match.result, match.finished) == recorded
     assert not (Path(settings.SEPTET_REPLAYS_DIR) / f"{match.pk}-a1.json.gz").exists()
     assert services.matches_reap() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workers_racing_to_unpack_a_new_version_get_one_whole_folder(
+    played_versions: list[BotVersion],
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connections
+
+    version = BotVersion.objects.select_related("bot").get(pk=played_versions[0].pk)
+
+    def unpack(_: int) -> Path:
+        try:
+            return services.version_folder(version)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        folders = set(pool.map(unpack, range(8)))
+    assert len(folders) == 1
+    folder = folders.pop()
+    assert (folder / "septet-bot.toml").is_file() and (folder / "bot.py").is_file()
+    assert [path.name for path in folder.parent.iterdir() if path.name.startswith(".")] == [], (
+        "no scratch left"
+    )

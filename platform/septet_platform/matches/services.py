@@ -12,7 +12,9 @@ referee's forfeit policy says; the other seats' game is played out.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -78,17 +80,27 @@ def match_claim(*, match_id: int, worker: str, now: datetime | None = None) -> i
 
 
 def version_folder(version: BotVersion) -> Path:
-    """The unpacked bot folder of a version, unpacked once into the data directory's cache."""
-    from septet_platform.bots.archives import ArchiveLimits, unpack_archive
+    """The unpacked bot folder of a version, unpacked once into the data directory's cache.
+
+    Unpacked beside the target and renamed into place, so workers racing on a new version
+    never see a half-written folder (the loser's copy is thrown away).
+    """
+    from septet_platform.bots.archives import unpack_archive
 
     target = Path(settings.DATA_DIR) / "bots" / version.bot.name / f"v{version.number}"
-    if (target / ".unpacked").is_file():
-        return _manifest_root(target)
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    data = (Path(settings.SEPTET_ARCHIVES_DIR) / version.archive).read_bytes()
-    unpack_archive(data, target, limits=ArchiveLimits())
-    (target / ".unpacked").write_text(version.archive_sha256)
+    if not target.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+        try:
+            unpack_archive(
+                (Path(settings.SEPTET_ARCHIVES_DIR) / version.archive).read_bytes(), scratch / "bot"
+            )
+            os.rename(scratch / "bot", target)
+        except OSError:
+            if not target.is_dir():
+                raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     return _manifest_root(target)
 
 
