@@ -95,8 +95,8 @@ def _prepare() -> str:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
+    from referee.packing import pack_folder
     from septet_platform.accounts.services import api_token_create
-    from septet_platform.bots.archives import pack_folder
     from septet_platform.bots.models import Bot, BotVersion
     from septet_platform.bots.qualification import bot_version_qualify
     from septet_platform.bots.services import bot_version_submit

@@ -10,8 +10,7 @@ counts the bytes it actually reads, so a header that lies about a size is caught
 written by this module (never by tarfile/zipfile's own extract) with plain 0644/0755 modes.
 Any violation raises `ArchiveRejected` with a one-line reason and leaves nothing in `destination`.
 
-`pack_folder` makes the tar.gz that `septet submit` uploads: reproducible (sorted, zero times and
-owners), without build output and local environments.
+Packing (`pack_folder`, `pack_tree`) lives in `referee.packing`, where the CLI can reach it.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from referee.botfolder import BUILD_STAMP, MANIFEST, BotFolderError, load_manifest
+from referee.botfolder import MANIFEST, BotFolderError, load_manifest
 
 MiB = 1024 * 1024
 CHUNK = 64 * 1024
@@ -41,7 +40,6 @@ TAR_BLOCK = 512
 TAR_OVERHEAD_PER_ENTRY = 4 * TAR_BLOCK
 TAR_OVERHEAD_FIXED = 20 * TAR_BLOCK
 MAX_PATH_CHARS = 1024
-SKIPPED_WHEN_PACKING = frozenset({"node_modules", ".venv", "__pycache__", BUILD_STAMP, ".git"})
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
@@ -401,57 +399,3 @@ def _remove_contents(folder: Path, *, remove_itself: bool) -> None:
 def _size(count: int) -> str:
     """Whole MiB as such ("50 MiB"), anything else exactly ("10,485,761 bytes")."""
     return f"{count // MiB} MiB" if count and count % MiB == 0 else f"{count:,} bytes"
-
-
-# Packing -----------------------------------------------------------------------------------------
-
-
-def pack_folder(folder: Path) -> bytes:
-    """A reproducible tar.gz of a bot folder (its files at the archive root), without
-    node_modules, .venv, __pycache__, .septet-build and .git. Refuses links and special files."""
-    folder = Path(folder)
-    load_manifest(folder)  # raises BotFolderError naming the problem
-    return pack_tree(folder, skip=SKIPPED_WHEN_PACKING)
-
-
-def pack_tree(folder: Path, *, skip: frozenset[str] = frozenset()) -> bytes:
-    """A reproducible tar.gz of everything under `folder` but names in `skip` (at any depth)."""
-    buffer = io.BytesIO()
-    with (
-        gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as compressed,
-        tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as archive,
-    ):
-        for path in _walk(Path(folder), skip):
-            relative = path.relative_to(folder).as_posix()
-            info = tarfile.TarInfo(relative)
-            info.mtime = 0
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            if path.is_dir():
-                info.type = tarfile.DIRTYPE
-                info.mode = 0o755
-                archive.addfile(info)
-                continue
-            info.size = path.stat().st_size
-            info.mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
-            with path.open("rb") as stream:
-                archive.addfile(info, stream)
-    return buffer.getvalue()
-
-
-def _walk(folder: Path, skip: frozenset[str], base: Path | None = None) -> Iterator[Path]:
-    base = folder if base is None else base
-    for path in sorted(folder.iterdir(), key=lambda item: item.name):
-        if path.name in skip:
-            continue
-        if path.is_symlink():
-            raise ArchiveRejected(
-                f"{path.relative_to(base)}: a symlink; bot folders hold files and folders only"
-            )
-        if path.is_dir():
-            yield path
-            yield from _walk(path, skip, base)
-        elif path.is_file():
-            yield path
-        else:
-            raise ArchiveRejected(f"{path.relative_to(base)}: not a regular file")

@@ -24,7 +24,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from referee.botfolder import Manifest, load_manifest
-from septet_platform.bots.archives import DEFAULT_LIMITS, GZIP_MAGIC, ArchiveLimits, pack_tree, unpack_archive
+from referee.packing import pack_tree
+from septet_platform.bots.archives import DEFAULT_LIMITS, GZIP_MAGIC, ArchiveLimits, unpack_archive
 from septet_platform.bots.models import Bot, BotVersion
 
 
