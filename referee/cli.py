@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
 
-from referee import __version__, replay
+from referee import __version__, arena_cli, replay
 from referee.botfolder import (
     BotFolderError,
     build,
@@ -159,6 +159,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rules.add_argument("game", nargs="?", metavar="GAME")
+    arena_cli.add_parsers(commands, replay_commands)
     return parser
 
 
@@ -179,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "match":
             return _match(args, out)
+        if args.command in arena_cli.COMMANDS or getattr(args, "replay_command", "") == "fetch":
+            return arena_cli.run(args, out)
         if args.command == "replay":
             return _replay_verify(args.files, out)
         if args.command == "bot":

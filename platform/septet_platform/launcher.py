@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ("random", "greedy", "node-random")
+EXAMPLES = ("random", "greedy", "half-greedy", "node-random")
 DEMO_USER = "demo"
 
 
@@ -66,6 +66,7 @@ def up(argv: Sequence[str]) -> int:
     _say(f"web site:      http://{args.web}/admin/")
     _say(f"Arena gRPC:    {args.arena}")
     _say(f"demo API token (shown once): {token}")
+    _say(f"submit a bot: export SEPTET_TOKEN={token} SEPTET_SERVER={args.arena}; septet submit FOLDER --wait")
     _say("rated matches are being scheduled on every ladder; Ctrl-C stops everything")
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a Ctrl-C
     try:

@@ -23,8 +23,6 @@ from referee.packing import pack_folder
 from referee.protocol import arena_pb2 as pb
 from referee.protocol import arena_pb2_grpc
 from septet_platform.accounts.services import api_token_create, api_token_revoke
-from septet_platform.arena_api import services
-from septet_platform.arena_api.server import create_server
 from septet_platform.bots.archives import DEFAULT_LIMITS
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder, Rating
@@ -33,43 +31,11 @@ from septet_platform.matches.models import Match, Seat
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-class Queued:
-    """Stands in for a Celery task: records what `.delay` was called with."""
-
-    def __init__(self) -> None:
-        self.calls: list[int] = []
-
-    def delay(self, object_id: int) -> None:
-        self.calls.append(object_id)
-
-
 @pytest.fixture
-def storage(settings: Any, tmp_path: Path) -> tuple[Path, Path]:
-    """Private archive and replay folders for the test."""
-    settings.SEPTET_ARCHIVES_DIR = tmp_path / "archives"
-    settings.SEPTET_REPLAYS_DIR = tmp_path / "replays"
-    return settings.SEPTET_ARCHIVES_DIR, settings.SEPTET_REPLAYS_DIR
-
-
-@pytest.fixture
-def queued(monkeypatch: pytest.MonkeyPatch) -> dict[str, Queued]:
-    """The qualification and match tasks, recorded instead of sent to a broker."""
-    tasks = {"qualify": Queued(), "match": Queued()}
-    monkeypatch.setattr(services, "bot_version_qualify_task", tasks["qualify"])
-    monkeypatch.setattr(services, "match_run_task", tasks["match"])
-    return tasks
-
-
-@pytest.fixture
-def channel(storage: tuple[Path, Path], queued: dict[str, Queued]) -> Iterator[grpc.Channel]:
-    """A channel to an Arena server running in this process on a free port."""
-    server, port = create_server("127.0.0.1:0")
-    server.start()
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as opened:
-            yield opened
-    finally:
-        server.stop(grace=None).wait()
+def channel(arena_address: str) -> Iterator[grpc.Channel]:
+    """A channel to the Arena server running in this process."""
+    with grpc.insecure_channel(arena_address) as opened:
+        yield opened
 
 
 @pytest.fixture

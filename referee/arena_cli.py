@@ -1,0 +1,322 @@
+"""The CLI's commands over the platform's Arena gRPC API: submit, ladder, matches, replay fetch.
+
+They are plain gRPC clients of `septet.v1.Arena`, so a bot author needs only `pip install septet`
+and a token from the site; nothing of the platform runs locally. The server address comes from
+`--server` or `SEPTET_SERVER` (default: the one-command platform's 127.0.0.1:50051), the API token
+from `--token` or `SEPTET_TOKEN`. A refusal by the server is printed as one line with its gRPC
+status, exit code 1; a mistake in the call itself is a usage error, exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf.json_format import MessageToDict
+from rich import box
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from referee import replay
+from referee.packing import pack_folder
+from referee.protocol import arena_pb2 as pb
+from referee.protocol import arena_pb2_grpc
+
+DEFAULT_SERVER = "127.0.0.1:50051"
+UPLOAD_CHUNK = 64 * 1024
+CALL_TIMEOUT = 30.0
+REMOTE_FAILED = 1
+QUALIFYING = "qualifying"
+COMMANDS = ("submit", "ladder", "matches")
+
+
+class ArenaError(Exception):
+    """The Arena refused a call or could not be reached; printed as one line, exit code 1."""
+
+
+def add_parsers(commands: Any, replay_commands: Any) -> None:
+    """Adds `submit`, `ladder`, `matches` and `replay fetch` to the `septet` parser."""
+    connection = argparse.ArgumentParser(add_help=False)
+    connection.add_argument(
+        "--server",
+        default=os.environ.get("SEPTET_SERVER", DEFAULT_SERVER),
+        metavar="ADDR",
+        help=f"the Arena gRPC service (env SEPTET_SERVER; default {DEFAULT_SERVER})",
+    )
+    connection.add_argument(
+        "--token",
+        default=os.environ.get("SEPTET_TOKEN", ""),
+        metavar="TOKEN",
+        help="your API token, sep_... (env SEPTET_TOKEN); needed to submit",
+    )
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    raw = argparse.RawDescriptionHelpFormatter
+
+    submit = commands.add_parser(
+        "submit",
+        parents=[connection],
+        help="upload a bot folder to the platform as a new version of its bot",
+        description="Pack a bot folder (its manifest names the bot) and upload it as a new version. "
+        "The platform qualifies it with a smoke game of each game it declares before it plays rated "
+        "matches. With --wait, follow the qualification and print why it failed if it did.",
+        epilog="example:\n  export SEPTET_TOKEN=sep_...   # printed by 'septet up', or made on the site\n"
+        "  septet submit bots/examples/greedy --wait",
+        formatter_class=raw,
+    )
+    submit.add_argument("folder", type=Path, metavar="FOLDER")
+    submit.add_argument("--wait", action="store_true", help="wait until the version qualifies or fails")
+    submit.add_argument(
+        "--wait-timeout", type=float, default=300.0, metavar="SECONDS", help="with --wait (default: 300)"
+    )
+
+    ladder = commands.add_parser(
+        "ladder",
+        parents=[connection, as_json],
+        help="show a game's ladder standings (or every ladder)",
+        description="Without GAME, list the ladders; with GAME, its standings, best first.",
+        epilog="example:\n  septet ladder oh-hell",
+        formatter_class=raw,
+    )
+    ladder.add_argument("game", nargs="?", metavar="GAME")
+
+    matches = commands.add_parser(
+        "matches",
+        parents=[connection, as_json],
+        help="list a bot's recent matches on the platform",
+        description="A bot's matches, newest first, with each seat's score and rank.",
+        epilog="example:\n  septet matches greedy --game oh-hell --limit 5",
+        formatter_class=raw,
+    )
+    matches.add_argument("bot", metavar="BOT")
+    matches.add_argument("--game", default="", metavar="GAME", help="only this ladder's matches")
+    matches.add_argument("--limit", type=int, default=20, metavar="N", help="at most N matches (default: 20)")
+
+    fetch = replay_commands.add_parser(
+        "fetch",
+        parents=[connection],
+        help="download a platform match's replay and verify it",
+        description="Download the replay of a match (.json.gz) and re-play it through the engine.",
+        epilog="example:\n  septet replay fetch 42 && septet replay verify match-42.json.gz",
+        formatter_class=raw,
+    )
+    fetch.add_argument("match_id", type=int, metavar="MATCH_ID")
+    fetch.add_argument(
+        "--out", type=Path, metavar="FILE", help="where to write it (default: match-ID.json.gz)"
+    )
+    fetch.add_argument("--no-verify", action="store_true", help="skip re-playing it through the engine")
+
+
+def run(args: argparse.Namespace, out: Console) -> int:
+    """Runs one of this module's commands; returns the exit code."""
+    try:
+        with grpc.insecure_channel(args.server) as channel:
+            arena = arena_pb2_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+            metadata = (("authorization", f"Bearer {args.token}"),) if args.token else ()
+            client = _Client(arena, metadata, args.server)
+            if args.command == "submit":
+                return _submit(client, args, out)
+            if args.command == "ladder":
+                return _ladder(client, args, out)
+            if args.command == "matches":
+                return _matches(client, args, out)
+            return _fetch(client, args, out)
+    except ArenaError as error:
+        print(f"septet: error: {error}", file=sys.stderr)
+        return REMOTE_FAILED
+
+
+class _Client:
+    """Calls the Arena with the token and turns gRPC failures into one-line ArenaErrors."""
+
+    def __init__(self, arena: arena_pb2_grpc.ArenaStub, metadata: tuple[tuple[str, str], ...], server: str):
+        self.arena = arena
+        self.metadata = metadata
+        self.server = server
+
+    def call(self, method: str, request: Any) -> Any:
+        try:
+            return getattr(self.arena, method)(request, metadata=self.metadata, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as error:
+            raise self._error(error) from None
+
+    def stream(self, method: str, request: Any) -> Iterator[Any]:
+        try:
+            yield from getattr(self.arena, method)(request, metadata=self.metadata, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as error:
+            raise self._error(error) from None
+
+    def _error(self, error: grpc.RpcError) -> ArenaError:
+        code: grpc.StatusCode = error.code()
+        details: str = error.details() or ""
+        if code is grpc.StatusCode.UNAVAILABLE:
+            return ArenaError(f"cannot reach the Arena at {self.server} (is 'septet up' running?): {details}")
+        if code is grpc.StatusCode.UNAUTHENTICATED:
+            return ArenaError(f"{details} (pass --token or set SEPTET_TOKEN)")
+        return ArenaError(f"{details} ({code.name})")
+
+
+def _submit(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    if not client.metadata:
+        raise ArenaError("submitting needs an API token: pass --token sep_... or set SEPTET_TOKEN")
+    archive = pack_folder(args.folder)
+    chunks = (
+        pb.SubmitBotChunk(data=archive[i : i + UPLOAD_CHUNK]) for i in range(0, len(archive), UPLOAD_CHUNK)
+    )
+    response: pb.SubmitBotResponse = client.call("SubmitBot", chunks)
+    out.print(
+        f"submitted {response.bot} version {response.version} ({len(archive):,} bytes, "
+        f"sha256 {response.archive_sha256[:12]}): {response.status}"
+    )
+    if not args.wait:
+        out.print(f"follow it with: septet submit ... --wait, or septet matches {response.bot}")
+        return 0
+    version = _await_qualification(client, response.bot, response.version, args.wait_timeout, out)
+    if version.status == "active":
+        out.print(
+            f"{response.bot} version {version.number} qualified and is active on: {', '.join(version.games)}"
+        )
+        return 0
+    out.print(f"{response.bot} version {version.number} is {version.status}")
+    if version.error_log:
+        out.print(version.error_log.rstrip(), markup=False)
+    return REMOTE_FAILED
+
+
+def _await_qualification(
+    client: _Client, bot: str, number: int, timeout: float, out: Console
+) -> pb.BotVersionInfo:
+    deadline = time.monotonic() + timeout
+    with out.status(f"qualifying {bot} version {number}"):
+        while True:
+            response: pb.GetBotResponse = client.call("GetBot", pb.GetBotRequest(name=bot))
+            version = next(v for v in response.versions if v.number == number)
+            if version.status != QUALIFYING:
+                return version
+            if time.monotonic() > deadline:
+                raise ArenaError(f"{bot} version {number} is still qualifying after {timeout:.0f} s")
+            time.sleep(1.0)
+
+
+def _ladder(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    if args.game is None:
+        ladders = client.call("ListLadders", pb.ListLaddersRequest()).ladders
+        if args.json:
+            print(json.dumps([_as_dict(ladder) for ladder in ladders], indent=2))
+            return 0
+        table = _table("game", "players", "decision s", "bank s", "active")
+        for ladder in ladders:
+            players = f"{ladder.min_players}-{ladder.max_players}"
+            table.add_row(
+                ladder.game,
+                players,
+                f"{ladder.decision_seconds:g}",
+                f"{ladder.bank_seconds:g}",
+                _yes(ladder.active),
+            )
+        out.print(table)
+        return 0
+    response: pb.GetLadderResponse = client.call("GetLadder", pb.GetLadderRequest(game=args.game))
+    if args.json:
+        print(json.dumps(_as_dict(response), indent=2))
+        return 0
+    ladder = response.ladder
+    out.print(
+        f"[bold]{ladder.game}[/] ladder: {ladder.min_players}-{ladder.max_players} players, "
+        f"{ladder.decision_seconds:g} s per decision + {ladder.bank_seconds:g} s bank"
+    )
+    if not response.standings:
+        out.print("no rated bots yet")
+        return 0
+    table = _table("#", "bot", "owner", "version", "rating", "interval", "games", "last match")
+    for row in response.standings:
+        table.add_row(
+            str(row.rank),
+            row.bot,
+            row.owner,
+            str(row.version),
+            str(row.rating),
+            f"{row.low}..{row.high}",
+            str(row.games),
+            row.last_match[:19].replace("T", " "),
+        )
+    out.print(table)
+    return 0
+
+
+def _matches(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    if not 1 <= args.limit <= 100:
+        raise ArenaError(f"--limit must be 1-100, not {args.limit}")
+    request = pb.ListMatchesRequest(bot=args.bot, game=args.game, page_size=args.limit)
+    matches = client.call("ListMatches", request).matches
+    if args.json:
+        print(json.dumps([_as_dict(match) for match in matches], indent=2))
+        return 0
+    if not matches:
+        out.print(f"{args.bot} has no matches yet")
+        return 0
+    table = _table("match", "game", "kind", "status", "finished", "seats (score, rank)")
+    for match in matches:
+        table.add_row(
+            str(match.id),
+            match.game,
+            match.kind + (" (rated)" if match.rated else ""),
+            match.status,
+            match.finished[:19].replace("T", " "),
+            ", ".join(_seat(seat) for seat in match.seats),
+        )
+    out.print(table)
+    out.print("fetch a replay with: septet replay fetch MATCH")
+    return 0
+
+
+def _seat(seat: pb.SeatInfo) -> str:
+    score = f" {seat.score}" if seat.HasField("score") else ""
+    rank = f" #{seat.rank}" if seat.HasField("rank") else ""
+    forfeit = f" forfeit {seat.forfeit_status}" if seat.forfeit_status else ""
+    return f"{seat.bot} v{seat.version}{score}{rank}{forfeit}"
+
+
+def _fetch(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    path: Path = args.out or Path(f"match-{args.match_id}.json.gz")
+    data = b"".join(
+        chunk.data for chunk in client.stream("GetReplay", pb.GetReplayRequest(match_id=args.match_id))
+    )
+    partial = path.with_name(path.name + ".part")
+    try:
+        partial.write_bytes(data)
+        partial.replace(path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise ArenaError(f"cannot write {path}: {error.strerror}") from None
+    out.print(f"wrote {path} ({len(data):,} bytes)")
+    if args.no_verify:
+        return 0
+    try:
+        verified = replay.verify(replay.load(path))
+    except replay.ReplayError as error:
+        raise ArenaError(f"{path} does not verify: {error}") from None
+    out.print(f"verified: {verified.game}, {verified.events} events re-played through the engine")
+    return 0
+
+
+def _table(*columns: str) -> RichTable:
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for column in columns:
+        table.add_column(column, no_wrap=True)
+    return table
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _as_dict(message: Any) -> dict[str, Any]:
+    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)

