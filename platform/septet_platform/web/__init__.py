@@ -1,0 +1,1 @@
+"""The web site: ladders, bots, matches with the replay viewer, rules, and the user area."""

@@ -1,0 +1,103 @@
+"""The user area: sign up, sign in/out, my bots, API tokens, and uploading a bot from the browser.
+
+Every form posts with a CSRF token (Django's middleware refuses it otherwise). A new API token's
+plaintext is kept in the session only until the next page shows it, once.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView, LogoutView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from referee.botfolder import BotFolderError
+from septet_platform.accounts.models import ApiToken
+from septet_platform.accounts.services import ApiTokenNotFound, api_token_create, api_token_revoke
+from septet_platform.arena_api import services as arena_services
+from septet_platform.bots.archives import ArchiveRejected
+from septet_platform.bots.services import BotNameTaken
+from septet_platform.web import selectors
+from septet_platform.web.forms import BotUploadForm, SignInForm, SignUpForm, TokenCreateForm
+
+NEW_TOKEN_SESSION_KEY = "septet-new-token"
+
+
+@require_http_methods(["GET", "POST"])
+def sign_up(request: HttpRequest) -> HttpResponse:
+    """A new account, signed in at once."""
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("web:my-bots")
+    return render(request, "web/sign_up.html", {"form": form})
+
+
+class SignIn(LoginView):
+    """Django's sign-in with the attempt limit of `SignInForm`."""
+
+    form_class = SignInForm
+    template_name = "web/sign_in.html"
+    redirect_authenticated_user = True
+
+
+class SignOut(LogoutView):
+    """Signing out is a POST (a link could be followed by anyone's page)."""
+
+
+@login_required
+@require_http_methods(["GET"])
+def my_bots(request: HttpRequest) -> HttpResponse:
+    """The signed-in user's bots and the status of each version."""
+    return render(request, "web/my_bots.html", {"bots": selectors.bots_of(owner=request.user)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def tokens(request: HttpRequest) -> HttpResponse:
+    """The user's API tokens; a POST creates one, whose plaintext the next page shows once."""
+    form = TokenCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        token, plaintext = api_token_create(user=request.user, name=form.cleaned_data["name"])
+        request.session[NEW_TOKEN_SESSION_KEY] = {"name": token.name, "plaintext": plaintext}
+        return redirect("web:tokens")
+    listed = ApiToken.objects.filter(user=request.user).order_by("-created")
+    return render(
+        request,
+        "web/tokens.html",
+        {"form": form, "tokens": listed, "new_token": request.session.pop(NEW_TOKEN_SESSION_KEY, None)},
+    )
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, prefix: str) -> HttpResponse:
+    """Revokes one of the user's own tokens (someone else's prefix is simply not found)."""
+    try:
+        token = api_token_revoke(user=request.user, prefix=prefix)
+    except ApiTokenNotFound as missing:
+        messages.error(request, str(missing))
+    else:
+        messages.success(request, f"Revoked the token {token.name!r} ({token.prefix}…).")
+    return redirect("web:tokens")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload(request: HttpRequest) -> HttpResponse:
+    """A bot folder archive as a new QUALIFYING version, queued for qualification as the Arena's
+    SubmitBot does; a bad archive shows the intake's reason and stores nothing."""
+    form = BotUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            version = arena_services.bot_submit(owner=request.user, archive=form.cleaned_data["archive"])
+        except (ArchiveRejected, BotFolderError, BotNameTaken) as refused:
+            form.add_error("archive", str(refused))
+        else:
+            messages.success(request, f"Stored {version.bot.name} v{version.number}; it is qualifying now.")
+            return redirect("web:bot", name=version.bot.name)
+    return render(request, "web/upload.html", {"form": form})

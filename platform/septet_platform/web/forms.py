@@ -1,0 +1,64 @@
+"""The user area's forms: sign-up, rate-limited sign-in, API token names, bot archive uploads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+
+from septet_platform.accounts.services import NAME_MAX_CHARS
+from septet_platform.bots.archives import DEFAULT_LIMITS
+from septet_platform.web.signin_limit import sign_in_blocked, sign_in_failed, sign_in_succeeded
+
+TOO_MANY_ATTEMPTS = "Too many failed sign-in attempts. Wait a few minutes and try again."
+
+
+class SignUpForm(UserCreationForm):  # type: ignore[type-arg]
+    """A user name and a password twice (Django's validators)."""
+
+
+class SignInForm(AuthenticationForm):
+    """Django's sign-in, refused early once the name or the client address failed too often."""
+
+    def clean(self) -> dict[str, Any]:
+        username = self.data.get("username", "") or ""
+        address = _client_address(self.request)
+        if sign_in_blocked(username=username, address=address):
+            raise forms.ValidationError(TOO_MANY_ATTEMPTS, code="rate_limited")
+        try:
+            cleaned = super().clean()
+        except forms.ValidationError:
+            sign_in_failed(username=username, address=address)
+            raise
+        sign_in_succeeded(username=username)
+        return cleaned
+
+
+def _client_address(request: Any) -> str:
+    """The address the request came from (REMOTE_ADDR; a proxy in front must set it)."""
+    return str(request.META.get("REMOTE_ADDR", "")) if request is not None else ""
+
+
+class TokenCreateForm(forms.Form):
+    """A name for a new API token, so its owner can tell tokens apart."""
+
+    name = forms.CharField(max_length=NAME_MAX_CHARS, strip=True)
+
+
+class BotUploadForm(forms.Form):
+    """A bot folder archive (.tar.gz, .tar or .zip with `septet-bot.toml`), as `septet submit` sends."""
+
+    archive = forms.FileField(
+        help_text="A .tar.gz, .tar or .zip of your bot folder, with its septet-bot.toml."
+    )
+
+    def clean_archive(self) -> bytes:
+        """The archive's bytes; refused here already when over the intake's size limit."""
+        upload = self.cleaned_data["archive"]
+        limit = DEFAULT_LIMITS.max_archive_bytes
+        if upload.size > limit:
+            raise forms.ValidationError(
+                f"The archive is {upload.size} bytes, over the limit of {limit} bytes."
+            )
+        return bytes(upload.read())

@@ -1,0 +1,259 @@
+"""Reads for the site's pages, shaped for templates; the other apps' selectors where they fit.
+
+The ladder page ranks every bot as `ladders.selectors.ladder_standings` does, but looks up the
+"last match" only for the rows on the page: the standings selector aggregates it over every
+rating change of the ladder, which a page of 50 rows out of thousands does not need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.paginator import Page, Paginator
+from django.db.models import Max, QuerySet
+
+from referee import replay as replays
+from septet_platform.arena_api.selectors import match_replay_path
+from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.ladders import ratings
+from septet_platform.ladders.models import Ladder, Rating, RatingChange
+from septet_platform.ladders.selectors import Standing
+from septet_platform.matches.models import Match, Seat
+from septet_platform.web.charts import Chart, rating_chart
+
+LADDER_PAGE_SIZE = 50
+RECENT_MATCHES = 20
+CHART_POINTS = 200
+"""The rating-history chart shows a ladder's last this many rating changes of a bot."""
+
+LADDER_SORTS: dict[str, tuple[str, bool]] = {
+    "rank": ("rank", False),
+    "-rank": ("rank", True),
+    "bot": ("bot", False),
+    "-bot": ("bot", True),
+    "owner": ("owner", False),
+    "-owner": ("owner", True),
+    "games": ("games", False),
+    "-games": ("games", True),
+}
+"""The ladder's sort keys (the query string's `sort`), each a Standing field and whether reversed.
+The rating column sorts with the rank: rank 1 is the highest rating."""
+
+
+def recent_matches(*, limit: int = 10) -> QuerySet[Match]:
+    """The newest matches that are running or done, with their ladder and seated bots."""
+    return (
+        Match.objects.filter(status__in=[Match.Status.RUNNING, Match.Status.FINISHED])
+        .select_related("ladder")
+        .prefetch_related("seats__bot_version__bot")
+        .order_by("-id")[:limit]
+    )
+
+
+def ladder_page(*, ladder: Ladder, sort: str = "rank", page: str | int = 1) -> tuple[Page[Standing], str]:
+    """One page of `ladder`'s standings sorted by `sort` (unknown keys sort by rank), and the sort
+    used. Ranks are the ladder's (by rating) whatever the sort; `last_match` is filled per page."""
+    sort = sort if sort in LADDER_SORTS else "rank"
+    key, descending = LADDER_SORTS[sort]
+    standings = sorted(_standings(ladder), key=lambda row: getattr(row, key), reverse=descending)
+    shown = Paginator(standings, LADDER_PAGE_SIZE).get_page(page)
+    last = dict(
+        Seat.objects.filter(
+            bot_version_id__in=[row.bot_version_id for row in shown.object_list],
+            match__ladder=ladder,
+            match__status=Match.Status.FINISHED,
+        )
+        .values("bot_version_id")
+        .annotate(last=Max("match__finished"))
+        .values_list("bot_version_id", "last")
+    )
+    shown.object_list = [replace(row, last_match=last.get(row.bot_version_id)) for row in shown.object_list]
+    return shown, sort
+
+
+def _standings(ladder: Ladder) -> list[Standing]:
+    """Every bot's latest ACTIVE version rated on `ladder`, ranked by mu, then sigma, then name."""
+    rows = (
+        Rating.objects.filter(ladder=ladder, bot_version__status=BotVersion.Status.ACTIVE)
+        .select_related("bot_version__bot__owner")
+        .only(
+            "mu",
+            "sigma",
+            "games",
+            "bot_version__number",
+            "bot_version__bot__name",
+            "bot_version__bot__owner__username",
+        )
+    )
+    current: dict[int, Rating] = {}
+    for rating in rows:
+        bot_id = rating.bot_version.bot_id
+        if bot_id not in current or rating.bot_version.number > current[bot_id].bot_version.number:
+            current[bot_id] = rating
+    ordered = sorted(current.values(), key=lambda r: (-r.mu, r.sigma, r.bot_version.bot.name))
+    standings = []
+    for rank, rating in enumerate(ordered, start=1):
+        shown = ratings.display(rating.mu, rating.sigma)
+        version = rating.bot_version
+        standings.append(
+            Standing(
+                rank=rank,
+                bot=version.bot.name,
+                owner=version.bot.owner.get_username(),
+                version=version.number,
+                rating=shown.rating,
+                low=shown.low,
+                high=shown.high,
+                games=rating.games,
+                last_match=None,
+                bot_version_id=version.pk,
+                mu=rating.mu,
+                sigma=rating.sigma,
+            )
+        )
+    return standings
+
+
+@dataclass(frozen=True)
+class LadderRating:
+    """A bot version's current rating on one ladder, with its history as a chart."""
+
+    game: str
+    version: int
+    rating: int
+    low: int
+    high: int
+    games: int
+    chart: Chart | None
+
+
+@dataclass(frozen=True)
+class BotProfile:
+    """What the bot page shows; `owner_sees` gates the error logs and forfeit reasons."""
+
+    bot: Bot
+    versions: list[BotVersion]
+    ratings: list[LadderRating]
+    recent: list[Seat]
+    owner_sees: bool
+    forfeits: list[Seat] = field(default_factory=list)
+
+
+def bot_profile(*, bot: Bot, viewer: AbstractBaseUser | AnonymousUser) -> BotProfile:
+    """The bot's versions, ratings with history, recent seats, and (for its owner) forfeits."""
+    owner_sees = bool(viewer.is_authenticated and viewer.pk == bot.owner_id)
+    versions = list(BotVersion.objects.filter(bot=bot).order_by("-number"))
+    seats = Seat.objects.filter(bot_version__bot=bot).select_related("match__ladder", "bot_version")
+    recent = list(seats.order_by("-match_id")[:RECENT_MATCHES])
+    forfeits = (
+        list(seats.exclude(forfeit_status="").order_by("-match_id")[:RECENT_MATCHES]) if owner_sees else []
+    )
+    return BotProfile(
+        bot=bot,
+        versions=versions,
+        ratings=_bot_ratings(bot),
+        recent=recent,
+        owner_sees=owner_sees,
+        forfeits=forfeits,
+    )
+
+
+def _bot_ratings(bot: Bot) -> list[LadderRating]:
+    """The rating of each ladder's newest rated version of `bot`, with that rating's history."""
+    newest: dict[int, Rating] = {}
+    for rating in Rating.objects.filter(bot_version__bot=bot).select_related("ladder", "bot_version"):
+        held = newest.get(rating.ladder_id)
+        if held is None or rating.bot_version.number > held.bot_version.number:
+            newest[rating.ladder_id] = rating
+    shown = []
+    for rating in sorted(newest.values(), key=lambda r: r.ladder.game):
+        history = list(
+            RatingChange.objects.filter(rating=rating)
+            .order_by("-id")
+            .values_list("mu_after", "sigma_after")[:CHART_POINTS]
+        )
+        now = ratings.display(rating.mu, rating.sigma)
+        shown.append(
+            LadderRating(
+                game=rating.ladder.game,
+                version=rating.bot_version.number,
+                rating=now.rating,
+                low=now.low,
+                high=now.high,
+                games=rating.games,
+                chart=rating_chart([ratings.display(mu, sigma) for mu, sigma in reversed(history)]),
+            )
+        )
+    return shown
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    """One round of a match: per seat, the points made in it and the running total."""
+
+    number: int
+    cells: list[tuple[Any, Any]]
+
+
+@dataclass(frozen=True)
+class MatchDetail:
+    """What the match page shows; `replay_error` says why the rounds are missing, if they are."""
+
+    match: Match
+    seats: list[Seat]
+    rounds: list[RoundRow]
+    has_replay: bool
+    replay_error: str = ""
+
+
+def match_detail(*, match_id: int) -> MatchDetail:
+    """The match with its seats and per-round scores read from its replay; Match.DoesNotExist."""
+    match = Match.objects.select_related("ladder").filter(pk=match_id).first()
+    if match is None:
+        raise Match.DoesNotExist(f"no match {match_id}")
+    seats = list(match.seats.select_related("bot_version__bot__owner").order_by("seat"))
+    try:
+        document = replays.load(match_replay_path(match=match))
+    except FileNotFoundError as missing:
+        return MatchDetail(match, seats, [], has_replay=False, replay_error=str(missing))
+    except (replays.ReplayError, OSError, ValueError) as damaged:
+        return MatchDetail(
+            match, seats, [], has_replay=True, replay_error=f"the replay is unreadable: {damaged}"
+        )
+    return MatchDetail(match, seats, round_rows(document.get("events", [])), has_replay=True)
+
+
+def round_rows(events: Sequence[Any]) -> list[RoundRow]:
+    """The `round_end` events of a replay as rows (every game records points and running scores)."""
+    rows = []
+    for event in events:
+        if isinstance(event, dict) and event.get("type") == "round_end":
+            points, scores = event.get("points"), event.get("scores")
+            if isinstance(points, list) and isinstance(scores, list):
+                rows.append(RoundRow(number=len(rows) + 1, cells=list(zip(points, scores, strict=False))))
+    return rows
+
+
+def bots_of(*, owner: AbstractBaseUser) -> list[Bot]:
+    """The user's bots, by name, with their versions (newest first) fetched."""
+    return list(Bot.objects.filter(owner=owner).prefetch_related("versions").order_by("name"))
+
+
+def live_state(*, match: Match) -> dict[str, Any]:
+    """What a live match page polls: status, attempt, and when it started and finished."""
+    return {
+        "id": match.pk,
+        "status": match.status,
+        "attempt": match.attempt,
+        "started": _iso(match.started),
+        "finished": _iso(match.finished),
+        "done": match.status not in (Match.Status.SCHEDULED, Match.Status.RUNNING),
+    }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None

@@ -1,0 +1,26 @@
+"""The site's pages under the `web` namespace."""
+
+from django.urls import path
+
+from septet_platform.web import account_views, views
+
+app_name = "web"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("ladders/<slug:game>/", views.ladder, name="ladder"),
+    path("bots/<path:name>/", views.bot, name="bot"),
+    path("matches/<int:match_id>/", views.match, name="match"),
+    path("matches/<int:match_id>/status.json", views.match_status, name="match-status"),
+    path("matches/<int:match_id>/replay.json", views.match_replay, name="match-replay"),
+    path("ratings/", views.how_ratings_work, name="ratings"),
+    path("rules/", views.rules_index, name="rules-index"),
+    path("rules/<slug:game>/", views.rules, name="rules"),
+    path("account/sign-up/", account_views.sign_up, name="sign-up"),
+    path("account/sign-in/", account_views.SignIn.as_view(), name="sign-in"),
+    path("account/sign-out/", account_views.SignOut.as_view(), name="sign-out"),
+    path("account/bots/", account_views.my_bots, name="my-bots"),
+    path("account/tokens/", account_views.tokens, name="tokens"),
+    path("account/tokens/<str:prefix>/revoke/", account_views.token_revoke, name="token-revoke"),
+    path("account/upload/", account_views.upload, name="upload"),
+]

@@ -1,0 +1,136 @@
+"""Public pages: home, ladders, bots, matches (with the replay viewer and its document), rules.
+
+Each view parses its input, calls one selector, and renders; an unknown game, bot or match is a
+404 (the site's 404 page), never a 500.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from referee.games import all_games
+from septet_platform.arena_api.selectors import ladder_get, ladders_list, match_get, match_replay_path
+from septet_platform.bots.models import Bot
+from septet_platform.bots.selectors import bot_get
+from septet_platform.ladders import ratings
+from septet_platform.ladders.models import Ladder
+from septet_platform.matches.models import Match
+from septet_platform.web import selectors
+
+LIVE_STATUSES = (Match.Status.SCHEDULED, Match.Status.RUNNING)
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """The games and their ladders, the newest matches, and how to start writing a bot."""
+    ladders = {ladder.game: ladder for ladder in ladders_list()}
+    games = [(game, ladders.get(game_id)) for game_id, game in all_games().items()]
+    return render(request, "web/home.html", {"games": games, "recent": selectors.recent_matches(limit=10)})
+
+
+@require_GET
+def ladder(request: HttpRequest, game: str) -> HttpResponse:
+    """A game's standings, a page at a time, sorted as the query string asks."""
+    try:
+        found = ladder_get(game=game)
+    except Ladder.DoesNotExist as missing:
+        raise Http404(str(missing)) from None
+    page, sort = selectors.ladder_page(
+        ladder=found, sort=request.GET.get("sort", "rank"), page=request.GET.get("page", 1)
+    )
+    return render(
+        request,
+        "web/ladder.html",
+        {"ladder": found, "game": all_games().get(found.game), "page": page, "sort": sort},
+    )
+
+
+@require_GET
+def bot(request: HttpRequest, name: str) -> HttpResponse:
+    """A bot's versions, ratings with history and recent matches; logs for its owner only."""
+    try:
+        found = bot_get(name=name)
+    except Bot.DoesNotExist as missing:
+        raise Http404(str(missing)) from None
+    return render(request, "web/bot.html", {"profile": selectors.bot_profile(bot=found, viewer=request.user)})
+
+
+@require_GET
+def match(request: HttpRequest, match_id: int) -> HttpResponse:
+    """A match's seating, results and rounds, and the replay viewer once it is played."""
+    try:
+        detail = selectors.match_detail(match_id=match_id)
+    except Match.DoesNotExist as missing:
+        raise Http404(str(missing)) from None
+    return render(
+        request,
+        "web/match.html",
+        {"detail": detail, "match": detail.match, "live": detail.match.status in LIVE_STATUSES},
+    )
+
+
+@require_GET
+def match_status(request: HttpRequest, match_id: int) -> JsonResponse:
+    """A match's status as JSON, polled by a live match page until the match is done."""
+    try:
+        found = match_get(match_id=match_id)
+    except Match.DoesNotExist as missing:
+        raise Http404(str(missing)) from None
+    response = JsonResponse(selectors.live_state(match=found))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_GET
+def match_replay(request: HttpRequest, match_id: int) -> HttpResponse:
+    """The match's replay document (septet-replay/1 JSON): the stored gzip as it is, with
+    Content-Encoding gzip, to clients that accept it; decompressed for the others."""
+    try:
+        path = match_replay_path(match=match_get(match_id=match_id))
+    except (Match.DoesNotExist, FileNotFoundError) as missing:
+        raise Http404(str(missing)) from None
+    if "gzip" in request.headers.get("Accept-Encoding", ""):
+        response: HttpResponse = FileResponse(path.open("rb"), content_type="application/json")
+        response["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(gzip.decompress(path.read_bytes()), content_type="application/json")
+    response["Vary"] = "Accept-Encoding"
+    response["Cache-Control"] = "public, max-age=3600"  # a recorded replay never changes
+    return response
+
+
+@require_GET
+def how_ratings_work(request: HttpRequest) -> HttpResponse:
+    """The rating model and its Elo-like display, with the constants the ladders use."""
+    return render(
+        request,
+        "web/ratings.html",
+        {
+            "base": ratings.ELO_BASE,
+            "per_mu": round(ratings.ELO_PER_MU, 1),
+            "default_mu": ratings.DEFAULT_MU,
+            "default_sigma": round(ratings.DEFAULT_SIGMA, 2),
+            "beta": round(ratings.BETA, 2),
+            "sigmas": ratings.INTERVAL_SIGMAS,
+            "new_bot": ratings.display(ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA),
+        },
+    )
+
+
+@require_GET
+def rules_index(request: HttpRequest) -> HttpResponse:
+    """Every game the engine implements, linking to its rules."""
+    return render(request, "web/rules_index.html", {"games": list(all_games().values())})
+
+
+@require_GET
+def rules(request: HttpRequest, game: str) -> HttpResponse:
+    """A game's rules as the engine implements them: its rules text, table sizes and options."""
+    found = all_games().get(game)
+    if found is None:
+        raise Http404(f"no game {game!r}")
+    return render(request, "web/rules.html", {"game": found, "options": sorted(found.options.items())})
