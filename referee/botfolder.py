@@ -12,7 +12,9 @@ A bot folder is what an author writes, runs locally and submits, as it is:
 `host:port`); a first word `python` means the interpreter running Septet, so a bot uses the
 SDK from the same environment. `start_bot` starts the process in its own process group, waits
 until the standard gRPC health service says SERVING, and `RunningBot.stop` ends the whole group.
-The platform adds a sandbox around the same process (bubblewrap); this module is the local one.
+Given a `referee.sandbox.Sandbox`, the same process (and the build) runs inside bubblewrap: no
+network, a read-only view of the runtime and of its folder, its socket in a private folder, limits;
+the platform always passes one for submitted bots, `septet match` on your own folders need not.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from referee.games import all_games
+from referee.sandbox import Sandbox
 
 MANIFEST = "septet-bot.toml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -115,8 +118,9 @@ def resolve_command(words: Sequence[str], address: str = "") -> list[str]:
     return resolved
 
 
-def build(manifest: Manifest, *, quiet: bool = True) -> None:
-    """Runs the manifest's `build` once (again only when the manifest or a lock file changes)."""
+def build(manifest: Manifest, *, quiet: bool = True, sandbox: Sandbox | None = None) -> None:
+    """Runs the manifest's `build` once (again only when the manifest or a lock file changes);
+    inside `sandbox` when given (network allowed, the folder writable, nothing else)."""
     if not manifest.build:
         return
     stamp = manifest.folder / BUILD_STAMP
@@ -126,9 +130,19 @@ def build(manifest: Manifest, *, quiet: bool = True) -> None:
     command = resolve_command(manifest.build)
     if shutil.which(command[0]) is None and not Path(command[0]).is_file():
         raise BotFolderError(f"{manifest.name}: its build needs {command[0]!r}, which is not installed")
-    done = subprocess.run(
-        command, cwd=manifest.folder, capture_output=quiet, text=True, timeout=600, check=False
-    )
+    if sandbox is None:
+        done = subprocess.run(
+            command, cwd=manifest.folder, capture_output=quiet, text=True, timeout=600, check=False
+        )
+    else:
+        with tempfile.TemporaryDirectory(prefix=f"septet-build-{manifest.name}-") as run_dir:
+            wrapped = sandbox.command(command, folder=manifest.folder, run_dir=Path(run_dir), build=True)
+            try:
+                done = subprocess.run(
+                    wrapped, capture_output=quiet, text=True, timeout=600, check=False, start_new_session=True
+                )
+            finally:
+                sandbox.finish_build(manifest.folder)
     if done.returncode != 0:
         tail = _tail(done.stderr or done.stdout or "")
         raise BotFolderError(f"{manifest.name}: build {' '.join(command)} failed ({done.returncode}){tail}")
@@ -211,18 +225,32 @@ def start_bot(
     *,
     address: str | None = None,
     startup_timeout: float = 15.0,
+    sandbox: Sandbox | None = None,
 ) -> RunningBot:
     """Builds if needed, starts the bot on `address` (default: a private unix socket) and waits
-    until it is healthy; raises BotFolderError with its stderr tail when it does not get there."""
+    until it is healthy; raises BotFolderError with its stderr tail when it does not get there.
+    With a `sandbox` the bot always serves on the private socket (it has no network), and a
+    sandbox that cannot be made raises `referee.sandbox.SandboxError` (not the bot's fault)."""
     manifest = folder if isinstance(folder, Manifest) else load_manifest(folder)
-    build(manifest)
+    if sandbox is not None and address is not None:
+        raise ValueError("a sandboxed bot has no network: it serves on its private unix socket")
+    build(manifest, sandbox=sandbox)
     scratch = Path(tempfile.mkdtemp(prefix=f"septet-{manifest.name}-"))
-    address = address or f"unix:{scratch / 'bot.sock'}"
+    run_dir = scratch / "run"
+    run_dir.mkdir()
+    address = address or f"unix:{run_dir / 'bot.sock'}"
     log_path = scratch / "stderr.log"
     command = resolve_command(manifest.command, address)
     if shutil.which(command[0]) is None and not Path(command[0]).is_file():
         shutil.rmtree(scratch, ignore_errors=True)
         raise BotFolderError(f"{manifest.name}: its command needs {command[0]!r}, which is not installed")
+    bot_env = {"SEPTET_BOT_ADDRESS": address, "PYTHONUNBUFFERED": "1"}
+    if sandbox is not None:
+        try:
+            command = sandbox.command(command, folder=manifest.folder, run_dir=run_dir, env=bot_env)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             command,
@@ -231,7 +259,7 @@ def start_bot(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "SEPTET_BOT_ADDRESS": address, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, **bot_env},
         )
     bot = RunningBot(manifest, address, process, log_path, scratch)
     try:
