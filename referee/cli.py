@@ -15,6 +15,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from referee.lineup import BotSpec, Lineup, parse_bot
 from referee.match import MatchResult, TimeControl, play_match
 from referee.players import BUILTIN_PLAYERS
 from referee.series import Summary, Table, schedule, seats_for
+from referee.viewer import view_replay_file
 
 USAGE_ERROR = 2
 VERIFY_FAILED = 1
@@ -114,6 +116,20 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verify.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    view = replay_commands.add_parser(
+        "view",
+        help="watch a replay card by card in the browser",
+        description="Verify a replay, write it as one self-contained HTML page (the viewer and the "
+        "replay inlined; it opens from disk without a server) and open it in the browser.",
+        epilog="examples:\n  septet replay view replays/oh7-1.json.gz\n"
+        "  septet replay view game.json.gz --out game.html --no-open",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    view.add_argument("file", type=Path, metavar="FILE")
+    view.add_argument(
+        "--out", type=Path, metavar="HTML", help="where to write the page (default: FILE's name + .html)"
+    )
+    view.add_argument("--no-open", action="store_true", help="write the page, do not open a browser")
 
     bot = commands.add_parser("bot", help="run a bot folder")
     bot_commands = bot.add_subparsers(dest="bot_command", metavar="ACTION", required=True)
@@ -182,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _match(args, out)
         if args.command in arena_cli.COMMANDS or getattr(args, "replay_command", "") == "fetch":
             return arena_cli.run(args, out)
+        if args.command == "replay" and args.replay_command == "view":
+            return _replay_view(args.file, args.out, not args.no_open)
         if args.command == "replay":
             return _replay_verify(args.files, out)
         if args.command == "bot":
@@ -322,6 +340,20 @@ def _print_summary(game: Game, summary: Summary, out: Console, replays: Path | N
         out.print(
             f"replays written to {replays}/ (check them with: septet replay verify {replays}/*.json.gz)"
         )
+
+
+def _replay_view(source: Path, output: Path | None, open_browser: bool) -> int:
+    """Writes the replay's standalone viewer page, prints its path, and opens it unless told not to."""
+    try:
+        page = view_replay_file(source, output)
+    except replay.ReplayError as error:
+        raise UsageError(str(error)) from None
+    except OSError as error:
+        raise UsageError(f"cannot write the page: {error.strerror or error}") from None
+    print(page)
+    if open_browser:
+        webbrowser.open(page.resolve().as_uri())
+    return 0
 
 
 def _replay_verify(files: Sequence[Path], out: Console) -> int:
