@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_data import Site, site_build
+from web_data import Queued, Site, site_build
 
 from septet_platform.arena_api import services as arena_services
 
@@ -20,16 +20,6 @@ def storage(settings: Any, tmp_path: Path) -> Path:
         "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": str(tmp_path)}
     }
     return tmp_path
-
-
-class Queued:
-    """Stands in for the Celery qualification task: records what `.delay` was called with."""
-
-    def __init__(self) -> None:
-        self.calls: list[int] = []
-
-    def delay(self, object_id: int) -> None:
-        self.calls.append(object_id)
 
 
 @pytest.fixture

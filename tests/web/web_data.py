@@ -73,6 +73,16 @@ def match_play_recorded(
     return match
 
 
+class Queued:
+    """Stands in for the Celery qualification task: records what `.delay` was called with."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def delay(self, object_id: int) -> None:
+        self.calls.append(object_id)
+
+
 @dataclass
 class Site:
     """The data a page test looks at."""
