@@ -271,12 +271,21 @@ def start_bot(
     return bot
 
 
+# gRPC waits a second before it reconnects to an address that refused it; a bot that is still
+# starting refuses the first polls, so without this every start would cost that second.
+HEALTH_POLL_OPTIONS = (
+    ("grpc.initial_reconnect_backoff_ms", 20),
+    ("grpc.min_reconnect_backoff_ms", 20),
+    ("grpc.max_reconnect_backoff_ms", 100),
+)
+
+
 def wait_until_serving(
     address: str, timeout: float, *, process: subprocess.Popen[bytes] | None = None
 ) -> None:
     """Polls the standard health service until SERVING; BotFolderError on exit or timeout."""
     deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
+    with grpc.insecure_channel(address, options=HEALTH_POLL_OPTIONS) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         status = "no answer"
         while time.monotonic() < deadline:
