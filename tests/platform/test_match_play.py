@@ -43,9 +43,11 @@ def test_a_bot_that_does_not_start_forfeits_and_the_game_completes(
 ) -> None:
     manifest = (
         'name = "broken"\ngames = ["oh-hell"]\n'
-        f'command = ["python", "{FAULTY}", "--address", "{{address}}", "--behaviour", "exit-at-start"]\n'
+        'command = ["python", "misbehave.py", "--address", "{address}", "--behaviour", "exit-at-start"]\n'
     )
-    broken_folder_tar = tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest})
+    broken_folder_tar = tar_folder(
+        EXAMPLES / "random", {"septet-bot.toml": manifest, "misbehave.py": FAULTY.read_text()}
+    )
     broken = version_from_archive(
         django_user_model.objects.create_user("mallory"), "broken", broken_folder_tar
     )

@@ -22,9 +22,9 @@ def _qualifying(owner: object, name: str, data: bytes, games: list[str]) -> BotV
 def _faulty(behaviour: str) -> bytes:
     manifest = (
         f'name = "{behaviour}"\ngames = ["oh-hell", "oh7"]\n'
-        f'command = ["python", "{FAULTY}", "--address", "{{address}}", "--behaviour", "{behaviour}"]\n'
+        f'command = ["python", "misbehave.py", "--address", "{{address}}", "--behaviour", "{behaviour}"]\n'
     )
-    return tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest})
+    return tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, "misbehave.py": FAULTY.read_text()})
 
 
 @pytest.mark.django_db(transaction=True)

@@ -117,6 +117,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     ) -> pb.SubmitBotResponse:
         user = current_user.get()
         assert user is not None  # the interceptor refuses anonymous submissions
+        try:
+            services.submission_rate_check(owner=user)  # before reading the upload: cheap refusal
+        except services.SubmissionsExhausted as error:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
         archive = bytearray()
         for chunk in request_iterator:
             archive += chunk.data
@@ -133,6 +137,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except BotNameTaken as error:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
+        except services.SubmissionsExhausted as error:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
         return pb.SubmitBotResponse(
             bot=version.bot.name,
             version=version.number,

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import functools
+import math
 import secrets
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveLimits
 from septet_platform.bots.models import Bot, BotVersion
@@ -18,17 +22,38 @@ from septet_platform.matches.models import Match, Seat
 from septet_platform.matches.tasks import match_run_task
 
 SEED_BITS = 62
+SUBMISSION_WINDOW = timedelta(hours=1)
 
 
 class ChallengeInvalid(ValueError):
     """A challenge that cannot be played as asked; the message says why."""
 
 
+class SubmissionsExhausted(Exception):
+    """The user has used up their submissions for now; the message says when to try again."""
+
+
+def submission_rate_check(*, owner: AbstractBaseUser, now: datetime | None = None) -> None:
+    """Raises SubmissionsExhausted when `owner` submitted settings.SEPTET_SUBMISSIONS_PER_HOUR
+    versions in the last hour (each submission costs a sandboxed qualification: compute budget)."""
+    now = now or timezone.now()
+    limit = settings.SEPTET_SUBMISSIONS_PER_HOUR
+    recent = BotVersion.objects.filter(bot__owner=owner, created__gt=now - SUBMISSION_WINDOW)
+    if recent.count() < limit:
+        return
+    oldest = recent.order_by("created").values_list("created", flat=True).first() or now
+    minutes = max(1, math.ceil((oldest + SUBMISSION_WINDOW - now).total_seconds() / 60))
+    raise SubmissionsExhausted(
+        f"submission limit reached: {limit} versions per hour per user; try again in {minutes} min"
+    )
+
+
 def bot_submit(
     *, owner: AbstractBaseUser, archive: bytes, limits: ArchiveLimits = DEFAULT_LIMITS
 ) -> BotVersion:
     """Stores the archive as a new QUALIFYING version (bots.services.bot_version_submit, with its
-    errors) and queues its qualification once stored."""
+    errors) and queues its qualification once stored; SubmissionsExhausted past the rate limit."""
+    submission_rate_check(owner=owner)
     version = bot_version_submit(owner=owner, archive=archive, limits=limits)
     transaction.on_commit(functools.partial(bot_version_qualify_task.delay, version.pk))
     return version

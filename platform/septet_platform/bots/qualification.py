@@ -3,6 +3,8 @@
 The version sits at a table of built-in random players with its ladder's time control. It
 qualifies (ACTIVE; earlier active versions of the bot retire) when it starts, stays healthy and
 forfeits nothing; otherwise it FAILS, and why goes to the error log only its owner sees.
+The bot runs in the same sandbox as in rated matches; a sandbox that cannot be made here raises
+SandboxError and leaves the version QUALIFYING (our failure, not the bot's).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from referee.players import Player, RandomPlayer
 from referee.players.grpc_player import GrpcPlayer
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
-from septet_platform.matches.services import version_folder
+from septet_platform.matches.services import bot_sandbox, version_folder
 
 SMOKE_SEED = 20261122
 """The seed of every smoke game, so a version's qualification can be replayed by its author."""
@@ -55,8 +57,9 @@ def _smoke_games(version: BotVersion) -> list[str]:
     games = [game for game in version.manifest.get("games", []) if Ladder.objects.filter(game=game).exists()]
     if not games:
         return ["the manifest declares no game that has a ladder here"]
+    sandbox = bot_sandbox()
     try:
-        bot = start_bot(version_folder(version))
+        bot = start_bot(version_folder(version), sandbox=sandbox)
     except BotFolderError as error:
         return [f"the bot did not start: {error}"]
     problems: list[str] = []

@@ -7,6 +7,11 @@ A failure that is not a bot's fault (an exception of ours, a worker that dies: i
 and `matches_reap` puts the match back) voids the attempt: the match is scheduled again and
 nothing is scored. A bot that does not start, crashes or misbehaves forfeits its seat, as the
 referee's forfeit policy says; the other seats' game is played out.
+
+Every bot process runs inside the bubblewrap sandbox (`bot_sandbox`); a sandbox that cannot be
+made is our failure (the attempt is voided), unless `SEPTET_ALLOW_UNSANDBOXED` is set for local
+development. A match left SCHEDULED whose task was lost (a broker restarted without its queue)
+is queued again by `matches_requeue_stale`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -32,6 +37,7 @@ from referee.games.base import Action
 from referee.match import MatchResult, PlayerError, TimeControl, play_match
 from referee.players import Player
 from referee.players.grpc_player import GrpcPlayer
+from referee.sandbox import Sandbox, SandboxError, check_available
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import ratings_apply
 from septet_platform.matches.models import Match, Seat
@@ -40,6 +46,22 @@ log = logging.getLogger(__name__)
 
 LEASE = timedelta(minutes=5)
 """How long a claim holds before the reaper may hand the match to another worker."""
+STALE_SCHEDULED = timedelta(minutes=10)
+"""How long a match may wait SCHEDULED before it is queued again (its task may have been lost)."""
+
+
+def bot_sandbox() -> Sandbox | None:
+    """The sandbox submitted bots run in. None only when bubblewrap cannot work here and
+    settings.SEPTET_ALLOW_UNSANDBOXED allows running them bare (local development); otherwise
+    SandboxError, which voids the match or postpones the qualification (never the bot's fault)."""
+    try:
+        check_available()
+    except SandboxError as error:
+        if getattr(settings, "SEPTET_ALLOW_UNSANDBOXED", False):
+            log.warning("running submitted bots WITHOUT a sandbox (SEPTET_ALLOW_UNSANDBOXED): %s", error)
+            return None
+        raise
+    return Sandbox()
 
 
 class _NotStarted:
@@ -95,6 +117,7 @@ def version_folder(version: BotVersion) -> Path:
             unpack_archive(
                 (Path(settings.SEPTET_ARCHIVES_DIR) / version.archive).read_bytes(), scratch / "bot"
             )
+            _readable(scratch / "bot")
             os.rename(scratch / "bot", target)
         except OSError:
             if not target.is_dir():
@@ -102,6 +125,16 @@ def version_folder(version: BotVersion) -> Path:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return _manifest_root(target)
+
+
+def _readable(folder: Path) -> None:
+    """Lets the sandbox's unprivileged user read the folder (an archive may carry 0600 files):
+    files rw-r--r-- (rwxr-xr-x when executable), folders rwxr-xr-x."""
+    for path in [folder, *folder.rglob("*")]:
+        if path.is_symlink():
+            continue
+        executable = path.is_dir() or path.stat().st_mode & 0o100
+        path.chmod(0o755 if executable else 0o644)
 
 
 def _manifest_root(target: Path) -> Path:
@@ -120,7 +153,7 @@ def match_play(*, match_id: int, worker: str) -> Played:
     running: dict[int, RunningBot] = {}
     players: list[Player] = []
     try:
-        players.extend(_players(seats, running))
+        players.extend(_players(seats, running, bot_sandbox()))
         game = get_game(match.ladder.game)
         time_control = TimeControl(match.ladder.decision_seconds, match.ladder.bank_seconds)
         outcome = play_match(
@@ -144,15 +177,16 @@ def match_play(*, match_id: int, worker: str) -> Played:
     return Played(match_id, "recorded", attempt)
 
 
-def _players(seats: list[Seat], running: dict[int, RunningBot]) -> list[Player]:
-    """One gRPC player per seat; each distinct version is started once, a failed start forfeits."""
+def _players(seats: list[Seat], running: dict[int, RunningBot], sandbox: Sandbox | None) -> list[Player]:
+    """One gRPC player per seat; each distinct version is started once (in `sandbox`), a failed
+    start forfeits; a sandbox that cannot be made raises SandboxError (voids the attempt)."""
     players: list[Player] = []
     for seat in seats:
         version = seat.bot_version
         name = f"{version.bot.name} v{version.number}"
         if version.pk not in running:
             try:
-                running[version.pk] = start_bot(version_folder(version))
+                running[version.pk] = start_bot(version_folder(version), sandbox=sandbox)
             except BotFolderError as error:
                 players.append(_NotStarted(name, str(error).splitlines()[0]))
                 continue
@@ -186,6 +220,18 @@ def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:
             seat.forfeit_reason = forfeit.reason if forfeit else ""
             seat.save()
     return True
+
+
+def matches_requeue_stale(*, now: datetime | None = None) -> list[int]:
+    """Ids of matches SCHEDULED for longer than STALE_SCHEDULED (or voided and not yet retried):
+    their task may have been lost with a broker's queue, so the caller queues them again (a
+    duplicate delivery is harmless: only one claim succeeds)."""
+    now = now or timezone.now()
+    return list(
+        Match.objects.filter(status=Match.Status.SCHEDULED, created__lt=now - STALE_SCHEDULED)
+        .filter(models.Q(started__isnull=True) | models.Q(started__lt=now - STALE_SCHEDULED))
+        .values_list("pk", flat=True)
+    )
 
 
 def matches_reap(*, now: datetime | None = None) -> list[int]:

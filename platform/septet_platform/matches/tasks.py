@@ -7,7 +7,7 @@ import random
 import socket
 
 from celery import shared_task
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from septet_platform.ladders.matchmaking import matches_schedule
 from septet_platform.ladders.models import Ladder
@@ -15,10 +15,13 @@ from septet_platform.matches import services
 from septet_platform.matches.models import Match
 
 VOIDED_RETRY_SECONDS = 10
+DATABASE_RETRY = {"autoretry_for": (DatabaseError,), "retry_backoff": 2, "retry_backoff_max": 60}
+"""A database that is briefly unreachable makes a task retry (backing off), not drop its match."""
+MAX_DATABASE_RETRIES = 30
 MAX_WAITING_PER_LADDER = 16
 
 
-@shared_task(name="septet.match_run")
+@shared_task(name="septet.match_run", max_retries=MAX_DATABASE_RETRIES, **DATABASE_RETRY)
 def match_run_task(match_id: int) -> str:
     """Plays one match; a second delivery finds it claimed or finished and does nothing.
 
@@ -51,8 +54,9 @@ def matches_schedule_task(sets_per_ladder: int = 1) -> int:
 
 @shared_task(name="septet.matches_reap")
 def matches_reap_task() -> int:
-    """Hands matches of dead workers (expired leases) back to the queue."""
-    expired = services.matches_reap()
+    """Hands matches of dead workers (expired leases) back to the queue, and queues again the
+    matches whose task was lost while they waited (a broker that lost its queue)."""
+    expired = services.matches_reap() + services.matches_requeue_stale()
     for match_id in expired:
         match_run_task.delay(match_id)
     return len(expired)

@@ -116,3 +116,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+
+# Submitted bots run only inside the bubblewrap sandbox (referee/sandbox.py). True lets the
+# platform run them bare where bubblewrap cannot work: local development only; prod refuses it.
+SEPTET_ALLOW_UNSANDBOXED = os.environ.get("SEPTET_ALLOW_UNSANDBOXED", "") in ("1", "true", "True", "yes")
+
+# Submissions per user (Arena SubmitBot): at most this many in any rolling hour.
+SEPTET_SUBMISSIONS_PER_HOUR = int(os.environ.get("SEPTET_SUBMISSIONS_PER_HOUR", "12"))

@@ -1,14 +1,25 @@
-"""Production: configuration from the environment; refuses to start unsafe."""
+"""Production: configuration from the environment; refuses to start unsafe.
+
+It refuses DEBUG on, the development secret key (or any short key), and running submitted bots
+outside the sandbox; each refusal names the variable to fix.
+"""
 
 import os
 
 from django.core.exceptions import ImproperlyConfigured
 
 from septet_platform.settings.base import *  # noqa: F403
-from septet_platform.settings.base import SECRET_KEY
+from septet_platform.settings.base import SECRET_KEY, SEPTET_ALLOW_UNSANDBOXED
+
+DEVELOPMENT_SECRET_KEY = "septet-insecure-development-key"
+MIN_SECRET_KEY_LENGTH = 32
 
 DEBUG = os.environ.get("DEBUG", "") not in ("", "0", "false", "False")
 if DEBUG:
-    raise ImproperlyConfigured("production settings refuse to run with DEBUG on")
-if SECRET_KEY == "septet-insecure-development-key" or len(SECRET_KEY) < 32:
-    raise ImproperlyConfigured("set SECRET_KEY to a long random value for production")
+    raise ImproperlyConfigured("production settings refuse to run with DEBUG on (unset DEBUG)")
+if SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
+    raise ImproperlyConfigured(
+        f"set SECRET_KEY to a random value of at least {MIN_SECRET_KEY_LENGTH} characters for production"
+    )
+if SEPTET_ALLOW_UNSANDBOXED:
+    raise ImproperlyConfigured("production settings refuse SEPTET_ALLOW_UNSANDBOXED: bots run sandboxed")
