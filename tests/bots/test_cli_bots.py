@@ -145,3 +145,18 @@ def test_a_folder_bot_that_does_not_play_the_game_is_refused() -> None:
     assert "oh-hell" in manifest.games
     run = septet("match", "--game", "poker", str(node), "random")
     assert run.returncode == 2 and "unknown game" in run.stderr
+
+
+PYTHON_EXAMPLES = sorted(
+    folder.name
+    for folder in EXAMPLES.iterdir()
+    if (folder / "septet-bot.toml").is_file() and load_manifest(folder).command[0] == "python"
+)
+
+
+@pytest.mark.parametrize("name", PYTHON_EXAMPLES)
+def test_every_python_example_bot_passes_the_conformance_check_in_every_game_it_declares(name: str) -> None:
+    run = septet("check", str(EXAMPLES / name), "--games", "2", "--json")
+    report = json.loads(run.stdout)
+    assert run.returncode == 0 and report["passed"], run.stderr
+    assert {game["game"] for game in report["games"]} == set(load_manifest(EXAMPLES / name).games)
