@@ -18,6 +18,7 @@
 
   var FORMAT = "septet-replay/1";
   var STEP_MS = 900;
+  var HASH_DELAY_MS = 150;
   var SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
   var INPUT_EVENTS = { chance: true, action: true };
   var GAME_NAMES = {
@@ -160,7 +161,7 @@
 
     var state = {
       round: null, dealer: null, trumpCard: null, trump: undefined, handSize: null,
-      hands: [], known: [], discard: [], pile: [], dummyUp: [],
+      hands: [], known: [], discard: [], pile: [], dummyUp: [], lastCards: null,
       bids: [], attempts: [], finalBets: null, firstLeader: null, revealer: null,
       trick: [], trickWinner: null, standing: null, tricksWon: [], tricksDone: 0,
       scores: new Array(players).fill(0), forfeits: {}, over: null, caption: "The game is about to start."
@@ -180,6 +181,7 @@
     }
     function resetRound() {
       state.hands = []; state.known = []; state.discard = []; state.pile = []; state.dummyUp = [];
+      state.lastCards = null;
       state.bids = new Array(players).fill(null); state.attempts = []; state.finalBets = null;
       state.firstLeader = null; state.revealer = null; state.trick = []; state.trickWinner = null;
       state.standing = null; state.tricksWon = new Array(seats).fill(0); state.tricksDone = 0;
@@ -367,6 +369,16 @@
           var points = numbers(event.points, players, where + ": the round's points");
           state.scores = numbers(event.scores, players, where + ": the scores");
           summaries.push({ event: clone(event), points: points, scores: state.scores.slice() });
+          if (family === "black-sevens") { // each last card leaves the hand for the table: its points
+            state.lastCards = cards(event.last_cards, where + ": the last cards");
+            if (state.lastCards.length !== players) fail(where + ": one last card per player expected");
+            state.lastCards.forEach(function (card, seat) {
+              if (JSON.stringify(state.hands[seat]) !== JSON.stringify([card])) {
+                fail(where + ": " + allNames[seat] + "'s last card is not " + card);
+              }
+              state.hands[seat] = [];
+            });
+          }
           state.caption = "Round " + (isInt(event.round) ? event.round + 1 : summaries.length) + " ends: " +
             names.map(function (name, seat) { return name + " " + (points[seat] >= 0 ? "+" : "") + points[seat]; }).join(", ") + ".";
           break;
@@ -502,7 +514,7 @@
                                   className: "sv-scrubber", "data-role": "scrubber", "aria-label": "Step" });
     this.scrubber.addEventListener("input", function () { self.goTo(parseInt(self.scrubber.value, 10)); });
 
-    this.roundSelect = el("select", { "data-role": "round", "aria-label": "Round" });
+    this.roundSelect = el("select", { "data-role": "seek-round", "aria-label": "Round" });
     model.rounds.forEach(function (round, slot) {
       self.roundSelect.appendChild(el("option", { value: String(slot), text: "Round " + (round.round + 1) }));
     });
@@ -510,7 +522,7 @@
       var round = model.rounds[parseInt(self.roundSelect.value, 10)];
       if (round) self.goTo(round.start);
     });
-    this.trickSelect = el("select", { "data-role": "trick", "aria-label": "Trick" });
+    this.trickSelect = el("select", { "data-role": "seek-trick", "aria-label": "Trick" });
     this.trickSelect.addEventListener("change", function () {
       var round = model.rounds[parseInt(self.roundSelect.value, 10)];
       var start = round && round.tricks[parseInt(self.trickSelect.value, 10)];
@@ -684,12 +696,27 @@
     return true;
   };
 
+  /** Keeps the address bar on the moment shown, a little after it settles (browsers throttle
+   * history updates, and stepping fast would otherwise make hundreds of them). */
+  Viewer.prototype.scheduleHash = function () {
+    var self = this;
+    if (this.hashTimer) global.clearTimeout(this.hashTimer);
+    this.hashTimer = global.setTimeout(function () {
+      self.hashTimer = null;
+      var hash = self.momentHash();
+      if (global.location.hash !== hash && global.history && global.history.replaceState) {
+        global.history.replaceState(null, "", hash);
+      }
+    }, HASH_DELAY_MS);
+  };
+
   Viewer.prototype.momentHash = function () {
     return "#step=" + this.index + "&seat=" + this.perspective;
   };
 
   Viewer.prototype.destroy = function () {
     this.pause();
+    if (this.hashTimer) global.clearTimeout(this.hashTimer);
     this.keyTarget.removeEventListener("keydown", this.onKey);
     if (this.onHash) global.removeEventListener("hashchange", this.onHash);
   };
@@ -714,9 +741,7 @@
     this.syncSeek(shot);
     var hash = this.momentHash();
     this.permalink.setAttribute("href", hash);
-    if (this.options.hash && global.location.hash !== hash && global.history && global.history.replaceState) {
-      global.history.replaceState(null, "", hash);
-    }
+    if (this.options.hash) this.scheduleHash();
     this.renderTable(shot);
     this.renderScores(shot);
   };
@@ -791,6 +816,10 @@
       facts.appendChild(betBox);
     }
     if (shot.round !== null) fact(model.family === "black-sevens" ? "hands won" : "tricks", String(shot.tricksWon[seat] || 0), "tricks");
+    if (shot.lastCards) {
+      facts.appendChild(el("dt", { text: "last card" }));
+      facts.appendChild(el("dd", { "data-role": "last-card" }, cardNode(shot.lastCards[seat], "sv-mini")));
+    }
     var visible = this.visibleHand(shot, seat);
     var hand = el("div", { className: "sv-hand", "data-seat": String(seat), "data-role": "hand",
                            "aria-label": model.names[seat] + "'s hand" });
@@ -897,6 +926,8 @@
   Viewer.prototype.renderScores = function (shot) {
     var model = this.model;
     var scores = this.scores;
+    if (this.shownSummaries === shot.summaries) return; // the table changes only when a round ends
+    this.shownSummaries = shot.summaries;
     clear(scores);
     scores.appendChild(el("h4", { text: "Rounds" }));
     var summaries = model.summaries.slice(0, shot.summaries);
