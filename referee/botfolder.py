@@ -259,7 +259,7 @@ def start_bot(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, **bot_env},
+            env=_process_env(bot_env, sandboxed=sandbox is not None),
         )
     bot = RunningBot(manifest, address, process, log_path, scratch)
     try:
@@ -278,6 +278,14 @@ HEALTH_POLL_OPTIONS = (
     ("grpc.min_reconnect_backoff_ms", 20),
     ("grpc.max_reconnect_backoff_ms", 100),
 )
+
+
+def _process_env(bot_env: dict[str, str], *, sandboxed: bool) -> dict[str, str]:
+    """A local bot inherits our environment; a sandboxed one gets only `bot_env` inside, and the
+    sandbox's own processes (which a bot could inspect) only PATH: never the worker's secrets."""
+    if sandboxed:
+        return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    return {**os.environ, **bot_env}
 
 
 def wait_until_serving(

@@ -1,0 +1,143 @@
+"""The hostile-bot suite: each bot in tests/sandbox/hostile/ attacks from inside the sandbox.
+
+Every bot sits at an Oh Hell! table with two built-in players. For each: the attack is
+contained (no reason says BREACH: the bot raises one when its attack worked), it either plays
+on unharmed or forfeits with the reason the table below expects, the other seats' game
+completes, and afterwards no process of its uid is left, its scratch folder is gone, its own
+folder, the targets and the sacrificial process are untouched, and memory is back.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+from sandbox_helpers import EXAMPLES, ROOT, hostile_copy, processes, tree_digest, uids_serving
+
+from referee.botfolder import start_bot
+from referee.games import get_game
+from referee.match import MatchResult, TimeControl, play_match
+from referee.players import Player, RandomPlayer
+from referee.players.grpc_player import GrpcPlayer
+from referee.sandbox import Limits, MiB, Sandbox
+
+TEST_LIMITS = Limits(memory_bytes=1024 * MiB, file_bytes=8 * MiB, processes=128, tmp_bytes=32 * MiB)
+"""Smaller than production's, so the hogs hit them quickly on a shared machine."""
+TIME_CONTROL = TimeControl(per_decision=1.0, bank=3.0)  # roomy: the machine may be busy
+SECRET = "SEPTET_TEST_SECRET"
+MEMORY_SLACK = 300 * MiB
+
+# name -> None when the bot plays on unharmed, else (forfeit status, words of the reason)
+EXPECTED: dict[str, tuple[str, str] | None] = {
+    "read-outside": None,
+    "write-outside": None,
+    "network": None,
+    "kill-outside": None,
+    "background": None,
+    "fork-bomb": ("TIMEOUT", "no answer within"),  # forking until refused outlasts the deadline
+    "memory-hog": ("ERROR", "MemoryError"),
+    "cpu-spin": ("TIMEOUT", "no answer within"),
+    "sleeper": ("TIMEOUT", "no answer within"),
+    "flood": ("ERROR", "File too large"),
+    "giant-reply": ("ERROR", "too large"),
+    "malformed-reply": ("ERROR", "INTERNAL"),
+}
+
+
+@dataclass
+class Machine:
+    """What the attacks aim at outside the sandbox, and how to tell it was left alone."""
+
+    data: Path
+    listener: socket.socket
+    victim: subprocess.Popen[bytes]
+
+    def targets(self) -> dict[str, object]:
+        return {
+            "read": [
+                str(self.data / "septet.sqlite3"),
+                str(EXAMPLES / "random" / "bot.py"),
+                str(ROOT / "pyproject.toml"),
+                str(ROOT / ".git" / "HEAD"),
+            ],
+            "write": [str(self.data), str(EXAMPLES / "random")],
+            "secrets": [SECRET],
+            "ports": [self.listener.getsockname()[1]],
+            "pids": [self.victim.pid],
+        }
+
+
+@pytest.fixture
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Machine]:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "septet.sqlite3").write_bytes(b"SQLite format 3\0 the platform's secrets")
+    monkeypatch.setenv(SECRET, "hunter2")  # in the worker's environment, never the bot's
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    victim = subprocess.Popen(["sleep", "300"])
+    try:
+        yield Machine(data, listener, victim)
+    finally:
+        victim.kill()
+        victim.wait()
+        listener.close()
+
+
+def _play(folder: Path) -> tuple[MatchResult, set[int], Path]:
+    """One game with the bot at seat 0 in the sandbox; its result, its uids and its scratch."""
+    bot = start_bot(folder, sandbox=Sandbox(limits=TEST_LIMITS))
+    player = GrpcPlayer(bot.address, folder.name)
+    try:
+        uids = uids_serving(bot.address)
+        players: list[Player] = [player, RandomPlayer(random.Random(1)), RandomPlayer(random.Random(2))]
+        outcome = play_match(get_game("oh-hell"), players, seed=11, time_control=TIME_CONTROL, match_id="h")
+    finally:
+        player.close()
+        bot.stop(grace=1.0)
+    return outcome, uids, bot.log_path.parent
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_hostile_bot_is_contained(name: str, machine: Machine, tmp_path: Path) -> None:
+    folder = hostile_copy(name, tmp_path / "bots", machine.targets())
+    before = {"folder": tree_digest(folder), "data": tree_digest(machine.data)}
+    examples_before = tree_digest(EXAMPLES / "random")
+    memory_before = psutil.virtual_memory().available
+
+    outcome, uids, scratch = _play(folder)
+
+    reasons = [forfeit.reason for forfeit in outcome.forfeits]
+    assert not any("BREACH" in reason for reason in reasons), reasons
+    assert outcome.result.ranks is not None, "the other seats' game did not complete"
+    assert [forfeit.seat for forfeit in outcome.forfeits] in ([], [0]), "only the hostile seat may forfeit"
+    expected = EXPECTED[name]
+    if expected is None:
+        assert outcome.forfeits == [], f"{name} was expected to play on: {reasons}"
+    else:
+        status, words = expected
+        assert len(outcome.forfeits) == 1, f"{name} was expected to forfeit"
+        forfeit = outcome.forfeits[0]
+        assert (str(forfeit.status), True) == (status, words in forfeit.reason), forfeit.reason
+        assert outcome.result.ranks[0] == 3, "a forfeiting seat ranks below every other"
+
+    assert uids and 0 not in uids, f"the bot ran as {uids}, not as a uid of its own"
+    time.sleep(0.2)  # the kernel tears the PID namespace down after its first process died
+    left = {pid: cmd for pid, (uid, cmd) in processes().items() if uid in uids}
+    assert left == {}, f"processes of the bot outlived it: {left}"
+    assert not scratch.exists(), "the bot's scratch folder (socket, log) was not removed"
+    assert tree_digest(folder) == before["folder"], "the bot changed its own folder"
+    assert tree_digest(machine.data) == before["data"], "the data folder changed"
+    assert tree_digest(EXAMPLES / "random") == examples_before, "another bot's folder changed"
+    assert machine.victim.poll() is None, "the sacrificial process was killed from the sandbox"
+    with pytest.raises(BlockingIOError):
+        machine.listener.accept()  # nobody connected to the machine's loopback
+    assert psutil.virtual_memory().available > memory_before - MEMORY_SLACK, "memory was not given back"
