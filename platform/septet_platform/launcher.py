@@ -120,6 +120,8 @@ def _prepare() -> str:
 
 
 def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[bytes]]:
+    from django.conf import settings as django_settings
+
     python = sys.executable
     env = {
         **os.environ,
@@ -131,6 +133,8 @@ def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[byte
         "worker": [
             *celery,
             "worker",
+            "-Q",
+            ",".join(django_settings.SEPTET_QUEUES),
             "--pool",
             "threads",
             "-c",

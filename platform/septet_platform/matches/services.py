@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -147,8 +148,12 @@ def match_play(*, match_id: int, worker: str) -> Played:
     """Claims, plays and records one match (see the module docstring for the guarantees)."""
     attempt = match_claim(match_id=match_id, worker=worker)
     if attempt is None:
+        log.info("match not claimed", extra={"match_id": match_id, "worker": worker})
         return Played(match_id, "not claimed")
     match = Match.objects.select_related("ladder").get(pk=match_id)
+    context = {"match_id": match_id, "attempt": attempt, "worker": worker, "game": match.ladder.game}
+    log.info("match claimed", extra=context)
+    started = time.monotonic()
     seats = list(Seat.objects.filter(match=match).select_related("bot_version__bot").order_by("seat"))
     running: dict[int, RunningBot] = {}
     players: list[Player] = []
@@ -160,7 +165,7 @@ def match_play(*, match_id: int, worker: str) -> Played:
             game, players, seed=match.seed, time_control=time_control, match_id=str(match.pk)
         )
     except Exception:
-        log.exception("match %s attempt %s voided by an infrastructure failure", match_id, attempt)
+        log.exception("match voided by an infrastructure failure", extra=context)
         Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt=attempt).update(
             status=Match.Status.SCHEDULED, worker="", lease_until=None
         )
@@ -172,8 +177,14 @@ def match_play(*, match_id: int, worker: str) -> Played:
         for bot in running.values():
             bot.stop()
     if not match_record(match_id=match_id, attempt=attempt, outcome=outcome):
+        log.warning("match lost its claim before recording", extra=context)
         return Played(match_id, "lost its claim", attempt)
     ratings_apply(match=Match.objects.get(pk=match_id))  # idempotent; one writer per ladder
+    forfeits = [f"seat {forfeit.seat}: {forfeit.status.name}" for forfeit in outcome.forfeits]
+    log.info(
+        "match recorded",
+        extra={**context, "seconds": round(time.monotonic() - started, 3), "forfeits": forfeits},
+    )
     return Played(match_id, "recorded", attempt)
 
 

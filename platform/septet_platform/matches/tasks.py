@@ -6,7 +6,7 @@ import functools
 import random
 import socket
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.db import DatabaseError, transaction
 
 from septet_platform.ladders.matchmaking import matches_schedule
@@ -21,13 +21,15 @@ MAX_DATABASE_RETRIES = 30
 MAX_WAITING_PER_LADDER = 16
 
 
-@shared_task(name="septet.match_run", max_retries=MAX_DATABASE_RETRIES, **DATABASE_RETRY)
-def match_run_task(match_id: int) -> str:
+@shared_task(bind=True, name="septet.match_run", max_retries=MAX_DATABASE_RETRIES, **DATABASE_RETRY)
+def match_run_task(self: Task, match_id: int) -> str:
     """Plays one match; a second delivery finds it claimed or finished and does nothing.
 
-    A voided attempt (our failure, not a bot's) is queued again after a pause.
+    A voided attempt (our failure, not a bot's) is queued again after a pause. The match records
+    the worker's node name (`-n name@host`), so two workers on one machine are told apart.
     """
-    played = services.match_play(match_id=match_id, worker=socket.gethostname())
+    worker = self.request.hostname or socket.gethostname()
+    played = services.match_play(match_id=match_id, worker=worker)
     if played.outcome == "voided":
         match_run_task.apply_async((match_id,), countdown=VOIDED_RETRY_SECONDS)
     return played.outcome

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from the app server itself
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -74,7 +75,7 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT = Path(os.environ.get("SEPTET_STATIC_ROOT", DATA_DIR / "static"))
 # The replay viewer's static files ship inside the referee package (no build step); the site serves them.
 _VIEWER = importlib.util.find_spec("referee.viewer")
 STATICFILES_DIRS = [Path(_VIEWER.origin).parent / "static"] if _VIEWER and _VIEWER.origin else []
@@ -96,6 +97,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Named queues, so an organiser can give each kind of work its own workers: matches are the bulk,
+# qualification must not wait behind a match backlog, maintenance (scheduling, reaping) is tiny.
+SEPTET_QUEUES = ("matches", "qualification", "maintenance")
+CELERY_TASK_DEFAULT_QUEUE = "matches"
+CELERY_TASK_ROUTES = {
+    "septet.match_run": {"queue": "matches"},
+    "septet.bot_version_qualify": {"queue": "qualification"},
+    "septet.matches_schedule": {"queue": "maintenance"},
+    "septet.matches_reap": {"queue": "maintenance"},
+}
 
 # Where bot archives and replays are kept.
 SEPTET_ARCHIVES_DIR = DATA_DIR / "archives"
@@ -123,3 +134,22 @@ SEPTET_ALLOW_UNSANDBOXED = os.environ.get("SEPTET_ALLOW_UNSANDBOXED", "") in ("1
 
 # Submissions per user (Arena SubmitBot): at most this many in any rolling hour.
 SEPTET_SUBMISSIONS_PER_HOUR = int(os.environ.get("SEPTET_SUBMISSIONS_PER_HOUR", "12"))
+
+# Logs: one line per record on stderr; SEPTET_LOG_FORMAT=json (production's default) makes each a
+# JSON object whose extra fields (match_id, attempt, worker, ...) a log search can filter on.
+SEPTET_LOG_FORMAT = os.environ.get("SEPTET_LOG_FORMAT", "text")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": SEPTET_LOG_FORMAT}},
+    "root": {"handlers": ["stderr"], "level": os.environ.get("SEPTET_LOG_LEVEL", "INFO")},
+    "loggers": {"django": {"handlers": ["stderr"], "level": "WARNING", "propagate": False}},
+}

@@ -9,7 +9,7 @@ import os
 from django.core.exceptions import ImproperlyConfigured
 
 from septet_platform.settings.base import *  # noqa: F403
-from septet_platform.settings.base import SECRET_KEY, SEPTET_ALLOW_UNSANDBOXED
+from septet_platform.settings.base import LOGGING, SECRET_KEY, SEPTET_ALLOW_UNSANDBOXED
 
 DEVELOPMENT_SECRET_KEY = "septet-insecure-development-key"
 MIN_SECRET_KEY_LENGTH = 32
@@ -23,3 +23,13 @@ if SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < MIN_SECRET_KEY_LENG
     )
 if SEPTET_ALLOW_UNSANDBOXED:
     raise ImproperlyConfigured("production settings refuse SEPTET_ALLOW_UNSANDBOXED: bots run sandboxed")
+
+# Static files: collected at image build (manage.py collectstatic), served by whitenoise with
+# hashed names and far-future caching.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = os.environ.get("SEPTET_HTTPS", "1") not in ("0", "false", "")
+CSRF_TRUSTED_ORIGINS = [origin for origin in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if origin]
+LOGGING["handlers"]["stderr"]["formatter"] = os.environ.get("SEPTET_LOG_FORMAT", "json")
