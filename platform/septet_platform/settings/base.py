@@ -33,11 +33,11 @@ INSTALLED_APPS = [
     "septet_platform.matches",
     "septet_platform.arena_api",
     "septet_platform.web",
+    "septet_platform.ops",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from the app server itself
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -153,3 +153,6 @@ LOGGING = {
     "root": {"handlers": ["stderr"], "level": os.environ.get("SEPTET_LOG_LEVEL", "INFO")},
     "loggers": {"django": {"handlers": ["stderr"], "level": "WARNING", "propagate": False}},
 }
+
+# /metrics is open when empty (one machine); set it where the site faces the internet.
+SEPTET_METRICS_TOKEN = os.environ.get("SEPTET_METRICS_TOKEN", "")

@@ -9,7 +9,7 @@ import os
 from django.core.exceptions import ImproperlyConfigured
 
 from septet_platform.settings.base import *  # noqa: F403
-from septet_platform.settings.base import LOGGING, SECRET_KEY, SEPTET_ALLOW_UNSANDBOXED
+from septet_platform.settings.base import LOGGING, MIDDLEWARE, SECRET_KEY, SEPTET_ALLOW_UNSANDBOXED
 
 DEVELOPMENT_SECRET_KEY = "septet-insecure-development-key"
 MIN_SECRET_KEY_LENGTH = 32
@@ -24,8 +24,12 @@ if SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < MIN_SECRET_KEY_LENG
 if SEPTET_ALLOW_UNSANDBOXED:
     raise ImproperlyConfigured("production settings refuse SEPTET_ALLOW_UNSANDBOXED: bots run sandboxed")
 
-# Static files: collected at image build (manage.py collectstatic), served by whitenoise with
-# hashed names and far-future caching.
+# Static files: collected at image build (manage.py collectstatic), served by whitenoise from the
+# app server itself with hashed names and far-future caching (development uses runserver's).
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from septet_platform.ops import views
+
+app_name = "ops"
+urlpatterns = [
+    path("healthz", views.healthz, name="healthz"),
+    path("metrics", views.metrics_view, name="metrics"),
+]
