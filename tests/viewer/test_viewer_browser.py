@@ -282,6 +282,41 @@ def test_a_permalink_out_of_range_still_shows_a_moment(
     assert opened.errors == []
 
 
+def test_the_address_bar_names_a_moment_only_once_one_is_chosen(
+    page: Any, standalone: dict[str, tuple[dict[str, Any], Path]]
+) -> None:
+    """A page that embeds the viewer keeps its own address until the person moves the viewer."""
+    _, path = standalone["oh7"]
+    opened = _open(page, path)
+    page.wait_for_timeout(400)
+    assert page.evaluate("location.hash") == ""
+    page.locator(".septet-viewer").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("location.hash === '#step=1&seat=all'")
+    assert opened.errors == []
+
+
+def test_mounting_a_newer_document_keeps_the_moment_and_follows_the_end(
+    page: Any, standalone: dict[str, tuple[dict[str, Any], Path]]
+) -> None:
+    """A live match's page mounts each newer document in the same element."""
+    document, path = standalone["oh-hell"]
+    opened = _open(page, path)
+    half = {**document, "events": document["events"][: len(document["events"]) // 2]}
+    remount = "(doc) => SeptetViewer.mount(document.querySelector('.septet-viewer'), doc) !== null"
+    assert page.evaluate(remount, half)
+    half_last = len(shown_events(half))
+    assert opened.go(10, 1)["step"] == 10
+    assert page.evaluate(remount, half)
+    assert opened.table()["step"] == 10 and opened.table()["perspective"] == "1"
+    opened.go(half_last, 1)
+    assert page.evaluate(remount, document)
+    assert opened.table()["step"] == len(shown_events(document)), "at the end, it follows the end"
+    assert opened.table()["perspective"] == "1"
+    assert page.locator("[data-role='result']").count() == 1
+    assert opened.errors == []
+
+
 def test_controls_and_keyboard_move_through_the_replay(
     page: Any, standalone: dict[str, tuple[dict[str, Any], Path]]
 ) -> None:

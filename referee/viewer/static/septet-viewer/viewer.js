@@ -460,7 +460,12 @@
     return out;
   }
 
-  function Viewer(root, model, options) {
+  /**
+   * `previous` is the moment of the viewer this one replaces in the same element (a live match's
+   * newer document): its step and perspective are kept, and a viewer that was at the end follows
+   * the new end.
+   */
+  function Viewer(root, model, options, previous) {
     this.root = root;
     this.model = model;
     this.options = options;
@@ -468,8 +473,19 @@
     this.perspective = "all";
     this.speed = 1;
     this.timer = null;
+    this.touched = false; // the address bar shows a moment only once one was asked for
     this.build();
-    if (!(options.hash && this.applyHash(global.location.hash))) this.render();
+    if (previous) {
+      var last = model.steps.length - 1;
+      this.index = previous.atEnd ? last : Math.min(previous.index, last);
+      this.perspective = previous.perspective !== "all" && previous.perspective < model.players ? previous.perspective : "all";
+      this.touched = previous.touched;
+      this.setSpeed(previous.speed);
+      this.render();
+      if (previous.playing && this.index < last) this.play();
+    } else if (!(options.hash && this.applyHash(global.location.hash))) {
+      this.render();
+    }
   }
 
   Viewer.prototype.build = function () {
@@ -477,6 +493,7 @@
     var model = this.model;
     var root = this.root;
     clear(root);
+    root.classList.remove("sv-failed");
     root.classList.add("septet-viewer", "sv-ready");
     root.setAttribute("data-game", model.game);
     root.setAttribute("data-steps", String(model.steps.length));
@@ -642,6 +659,7 @@
 
   Viewer.prototype.goTo = function (index) {
     if (!isInt(index)) return;
+    this.touched = true;
     this.index = Math.max(0, Math.min(this.model.steps.length - 1, index));
     this.render();
   };
@@ -649,6 +667,7 @@
   Viewer.prototype.setPerspective = function (value) {
     var seat = parseInt(value, 10);
     this.perspective = value === "all" || !(seat >= 0 && seat < this.model.players) ? "all" : seat;
+    this.touched = true;
     this.render();
   };
 
@@ -692,6 +711,7 @@
       var seat = parseInt(wanted.seat, 10);
       this.perspective = seat >= 0 && seat < this.model.players ? seat : "all";
     }
+    this.touched = true;
     this.render();
     return true;
   };
@@ -712,6 +732,12 @@
 
   Viewer.prototype.momentHash = function () {
     return "#step=" + this.index + "&seat=" + this.perspective;
+  };
+
+  /** Where the viewer stands, for a viewer that replaces it (see the constructor). */
+  Viewer.prototype.moment = function () {
+    return { index: this.index, perspective: this.perspective, atEnd: this.index === this.model.steps.length - 1,
+             touched: this.touched, speed: this.speed, playing: Boolean(this.timer) };
   };
 
   Viewer.prototype.destroy = function () {
@@ -741,7 +767,7 @@
     this.syncSeek(shot);
     var hash = this.momentHash();
     this.permalink.setAttribute("href", hash);
-    if (this.options.hash) this.scheduleHash();
+    if (this.options.hash && this.touched) this.scheduleHash();
     this.renderTable(shot);
     this.renderScores(shot);
   };
@@ -964,7 +990,10 @@
   // Mounting ----------------------------------------------------------------------------------
 
   function showError(element, message) {
+    if (element.septetViewer) element.septetViewer.destroy();
+    element.septetViewer = null;
     clear(element);
+    element.classList.remove("sv-ready");
     element.classList.add("septet-viewer", "sv-failed");
     element.appendChild(el("div", { className: "sv-error", role: "alert", "data-role": "error" },
       el("strong", { text: "This replay cannot be shown. " }), el("span", { text: message })));
@@ -974,16 +1003,18 @@
    * Shows `replayDocument` (an object, or its JSON text) in `element`; returns the viewer, or
    * null when the document is not a replay this viewer can show (the element then says why).
    * options: {hash: true to read and write #step=N&seat=S, keyboard: "document" | "element"}.
+   * Mounting again in the same element (a live match's newer document) keeps the moment shown.
    */
   function mount(element, replayDocument, options) {
     options = options || {};
+    var previous = element.septetViewer ? element.septetViewer.moment() : null;
     if (element.septetViewer) element.septetViewer.destroy();
     element.septetViewer = null;
     try {
       var doc = typeof replayDocument === "string" ? JSON.parse(replayDocument) : replayDocument;
       var viewer = new Viewer(element, readReplay(doc), {
         hash: options.hash !== false, keyboard: options.keyboard || "document"
-      });
+      }, previous);
       element.septetViewer = viewer;
       return viewer;
     } catch (error) {
@@ -995,8 +1026,10 @@
   /** Fetches the replay named by `data-replay-url` and mounts it. */
   function mountFromUrl(element, options) {
     var url = element.getAttribute("data-replay-url");
-    clear(element);
-    element.appendChild(el("p", { className: "sv-loading", text: "Loading the replay\u2026" }));
+    if (!element.septetViewer) { // a viewer being refreshed stays on screen until the new document is in
+      clear(element);
+      element.appendChild(el("p", { className: "sv-loading", text: "Loading the replay\u2026" }));
+    }
     return global.fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) throw new ReplayError("the server answered " + response.status + " for the replay");
