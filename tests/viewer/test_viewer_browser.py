@@ -210,6 +210,25 @@ def test_a_seats_view_shows_its_hand_and_hides_the_others(
     assert opened.errors == []
 
 
+def test_a_redealt_round_shows_the_new_deal_and_stays_one_round(page: Any, tmp_path: Path) -> None:
+    """Oh 7?: three bets summing to 7 redeal the round (seed 145 of the duel has one)."""
+    document = make_replay("oh7-duel", 145)
+    events = shown_events(document)
+    redeal = next(i for i, event in enumerate(events, 1) if event["type"] == "redeal")
+    path = tmp_path / "redeal.html"
+    path.write_text(build_page(document), encoding="utf-8")
+    opened = _open(page, path)
+    after = next(m for m in engine_moments(document) if m.step > redeal)
+    table = opened.go(after.step)
+    for seat in range(2):
+        assert sorted(table["seats"][str(seat)]["cards"]) == sorted(after.hand("oh7-duel", seat))
+    rounds = {event["round"] for event in events if event["type"] == "deal"}
+    assert page.locator("[data-role='seek-round'] option").count() == len(rounds)
+    opened.go(redeal)
+    assert "dealt again" in (page.text_content("[data-role='caption']") or "")
+    assert opened.errors == []
+
+
 def test_oh7_bet_cards_stay_visible_to_the_other_seats(
     page: Any, standalone: dict[str, tuple[dict[str, Any], Path]]
 ) -> None:
