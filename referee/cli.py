@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
 
-from referee import __version__, arena_cli, replay
+from referee import __version__, arena_cli, compare, replay
 from referee.botfolder import (
     BotFolderError,
     build,
@@ -167,6 +167,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--bank", type=float, default=10.0, metavar="SECONDS")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    compare.add_parser(commands)
+
     rules = commands.add_parser(
         "rules",
         help="print the rules the engine implements",
@@ -206,6 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _bot_serve(args.folder, args.address, out)
         if args.command == "check":
             return _check(args, out)
+        if args.command == "compare":
+            return compare.run(args, out, _parse_options(args.option))
         return _rules(args.game, out)
     except (GameError, UsageError, BotFolderError) as error:
         print(f"septet: error: {error}", file=sys.stderr)
