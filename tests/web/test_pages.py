@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 from web_data import SCRIPT_NAME, Site, match_play_recorded, version_make
 
@@ -42,7 +43,7 @@ def test_ladder_shows_rank_bot_owner_rating_interval_games_and_last_match(client
     assert {row.bot for row in standings} == {"alpha", "beta", SCRIPT_NAME}
     for row in standings:
         assert row.games == 2
-        assert row.last_match == site.forfeited.finished
+        assert site.forfeited.finished < row.last_match < timezone.now()  # when the last rating was saved
         assert f"{row.low}–{row.high}" in page
         assert row.low < row.rating < row.high
     assert ">alice<" in page and ">bob<" in page
@@ -52,6 +53,8 @@ def test_ladder_sorts_by_the_asked_column_and_ignores_unknown_sorts(client: Clie
     by_name = client.get("/ladders/oh-hell/?sort=-bot").context["page"].object_list
     assert [row.bot for row in by_name] == sorted([row.bot for row in by_name], reverse=True)
     by_rank = client.get("/ladders/oh-hell/?sort=rank").context["page"].object_list
+    by_last = client.get("/ladders/oh-hell/?sort=-last").context["page"].object_list
+    assert [row.last_match for row in by_last] == sorted([row.last_match for row in by_last], reverse=True)
     odd = client.get("/ladders/oh-hell/?sort=__class__")
     assert odd.status_code == 200 and odd.context["sort"] == "rank"
     assert [row.bot for row in odd.context["page"].object_list] == [row.bot for row in by_rank]

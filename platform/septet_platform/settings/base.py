@@ -77,7 +77,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("SEPTET_STATIC_ROOT", DATA_DIR / "static"))
 # The replay viewer's static files ship inside the referee package (no build step); the site serves them.
-_VIEWER = importlib.util.find_spec("referee.viewer")
+try:
+    _VIEWER = importlib.util.find_spec("referee.viewer")
+except ModuleNotFoundError:  # `referee` shadowed by a module of that name (a script's folder)
+    _VIEWER = None
 STATICFILES_DIRS = [Path(_VIEWER.origin).parent / "static"] if _VIEWER and _VIEWER.origin else []
 
 # The site's user area (septet_platform.web).

@@ -14,7 +14,7 @@ from septet_platform.web.signin_limit import sign_in_blocked, sign_in_failed, si
 TOO_MANY_ATTEMPTS = "Too many failed sign-in attempts. Wait a few minutes and try again."
 
 
-class SignUpForm(UserCreationForm):  # type: ignore[type-arg]
+class SignUpForm(UserCreationForm):
     """A user name and a password twice (Django's validators)."""
 
 

@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from referee.games import all_games
-from septet_platform.arena_api.selectors import ladder_get, ladders_list, match_get, match_replay_path
+from septet_platform.arena_api.selectors import ladder_get, ladders_list, match_replay_path
 from septet_platform.bots.models import Bot
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
@@ -77,7 +77,7 @@ def match(request: HttpRequest, match_id: int) -> HttpResponse:
 def match_status(request: HttpRequest, match_id: int) -> JsonResponse:
     """A match's status as JSON, polled by a live match page until the match is done."""
     try:
-        found = match_get(match_id=match_id)
+        found = selectors.match_row(match_id=match_id)
     except Match.DoesNotExist as missing:
         raise Http404(str(missing)) from None
     response = JsonResponse(selectors.live_state(match=found))
@@ -90,7 +90,7 @@ def match_replay(request: HttpRequest, match_id: int) -> HttpResponse:
     """The match's replay document (septet-replay/1 JSON): the stored gzip as it is, with
     Content-Encoding gzip, to clients that accept it; decompressed for the others."""
     try:
-        path = match_replay_path(match=match_get(match_id=match_id))
+        path = match_replay_path(match=selectors.match_row(match_id=match_id))
     except (Match.DoesNotExist, FileNotFoundError) as missing:
         raise Http404(str(missing)) from None
     if "gzip" in request.headers.get("Accept-Encoding", ""):
