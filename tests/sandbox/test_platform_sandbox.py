@@ -232,9 +232,7 @@ def test_production_settings_start_with_a_long_secret_and_debug_off() -> None:
 
 
 @pytest.mark.django_db
-def test_submissions_past_the_hourly_limit_are_refused_with_when_to_retry(
-    house: Any, settings: Any
-) -> None:
+def test_submissions_past_the_hourly_limit_are_refused_with_when_to_retry(house: Any, settings: Any) -> None:
     settings.SEPTET_SUBMISSIONS_PER_HOUR = 3
     for n in range(3):
         submission_rate_check(owner=house)  # under the limit: allowed

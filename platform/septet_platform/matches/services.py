@@ -149,6 +149,7 @@ def match_play(*, match_id: int, worker: str) -> Played:
     attempt = match_claim(match_id=match_id, worker=worker)
     if attempt is None:
         log.info("match not claimed", extra={"match_id": match_id, "worker": worker})
+        _ratings_catch_up(match_id)
         return Played(match_id, "not claimed")
     match = Match.objects.select_related("ladder").get(pk=match_id)
     context = {"match_id": match_id, "attempt": attempt, "worker": worker, "game": match.ladder.game}
@@ -186,6 +187,13 @@ def match_play(*, match_id: int, worker: str) -> Played:
         extra={**context, "seconds": round(time.monotonic() - started, 3), "forfeits": forfeits},
     )
     return Played(match_id, "recorded", attempt)
+
+
+def _ratings_catch_up(match_id: int) -> None:
+    """Applies the ratings of a match recorded by a delivery that failed before it could (the
+    database went away between the two): the retry finds the match FINISHED and finishes the job."""
+    if Match.objects.filter(pk=match_id, status=Match.Status.FINISHED, ratings_applied=False).exists():
+        ratings_apply(match=Match.objects.get(pk=match_id))
 
 
 def _players(seats: list[Seat], running: dict[int, RunningBot], sandbox: Sandbox | None) -> list[Player]:
