@@ -2,7 +2,10 @@
 
 Each duplicate set plays one seed once per cyclic rotation of the seating (RULES.md §0): A, B and,
 at tables of three or more, a field of opponents (default greedy) each sit in every seat with
-the same cards. Luck of the deal then cancels within a set, so a set is the unit of the
+the same cards. With a field, the set also plays every rotation of the seating with A and B
+swapped: cyclic rotations alone would always seat B right after A, so one of them would always
+play right after the field's bot and the other right before it, a difference of position that
+no number of sets cancels. Luck of the deal then cancels within a set, so a set is the unit of the
 statistics: its outcome is the mean rank of A minus the mean rank of B over its games (positive:
 B ranked better) and the mean score of B minus that of A. The report gives both means with 95%
 Student-t intervals over the sets (`referee.stats`).
@@ -284,7 +287,17 @@ def comparison_tables(
     num_seats = seats_for(game, 2, players)
     if num_seats > 2 and field_size < 1:
         raise GameError(f"a {num_seats}-player table needs a field (--field BOT ...)")
-    return num_seats, schedule(num_seats, num_seats, sets, seed, duplicate=True)
+    tables = schedule(num_seats, num_seats, sets, seed, duplicate=True)
+    if num_seats == 2:
+        return num_seats, tables
+    # With a field, cyclic rotations alone always seat B right after A (and A right after the
+    # field): swapping A and B in a mirrored copy gives both the same neighbours.
+    swap = {A: B, B: A}
+    tables += [
+        Table(t.seed, tuple(swap.get(bot, bot) for bot in t.seating), num_seats + t.rotation, t.unit)
+        for t in tables
+    ]
+    return num_seats, sorted(tables, key=lambda table: (table.unit, table.rotation))
 
 
 def field_for(num_seats: int, field_words: Sequence[str]) -> list[str]:
