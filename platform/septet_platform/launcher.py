@@ -35,7 +35,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--arena", default="127.0.0.1:50051", metavar="ADDR", help="Arena gRPC service (default: %(default)s)"
     )
-    parser.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes (default: 2)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="Celery worker processes, named worker1..N (default: 1)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=2,
+        metavar="C",
+        help="matches each worker plays at once (default: 2)",
+    )
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="run from the production settings as deploy/ does: gunicorn, prefork workers, collected "
+        "static files; SECRET_KEY and the rest come from the environment (see deploy/README.md)",
+    )
     parser.add_argument(
         "--data", type=Path, metavar="DIR", help="data folder (default: var/ in the checkout)"
     )
@@ -47,6 +66,8 @@ def up(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     data = (args.data or Path(os.environ.get("SEPTET_DATA_DIR", ROOT / "var"))).resolve()
     data.mkdir(parents=True, exist_ok=True)
+    if args.production:
+        os.environ["DJANGO_SETTINGS_MODULE"] = "septet_platform.settings.prod"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "septet_platform.settings.dev")
     os.environ["SEPTET_DATA_DIR"] = str(data)
     os.environ.setdefault("SEPTET_PROTOS", str(ROOT / "protos"))
@@ -59,9 +80,14 @@ def up(argv: Sequence[str]) -> int:
     _say(f"data in {data}; broker {os.environ['REDIS_URL']}")
 
     import django
+    from django.core.exceptions import ImproperlyConfigured
 
-    django.setup()
-    token = _prepare()
+    try:
+        django.setup()
+    except ImproperlyConfigured as error:
+        _say(f"cannot start: {error}")
+        return 2
+    token = _prepare(collect_static=args.production)
     children = _start_children(args)
     _say(f"web site:      http://{args.web}/admin/")
     _say(f"Arena gRPC:    {args.arena}")
@@ -91,7 +117,7 @@ def up(argv: Sequence[str]) -> int:
             embedded_redis.shutdown()
 
 
-def _prepare() -> str:
+def _prepare(*, collect_static: bool) -> str:
     """Migrations, ladders, the demo user with a fresh token, and the example bots qualified."""
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
@@ -104,6 +130,8 @@ def _prepare() -> str:
     from septet_platform.ladders.services import ladders_ensure
 
     call_command("migrate", verbosity=0)
+    if collect_static:
+        call_command("collectstatic", interactive=False, verbosity=0)
     ladders_ensure()
     user, _ = get_user_model().objects.get_or_create(username=DEMO_USER)
     _, token = api_token_create(user=user, name=f"septet up {time.strftime('%Y-%m-%d %H:%M')}")
@@ -128,22 +156,29 @@ def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[byte
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "platform"), os.environ.get("PYTHONPATH")])),
     }
     celery = [python, "-m", "celery", "-A", "septet_platform"]
-    commands = {
-        # Threads: a warm shutdown lets each running match finish and stop its bot processes.
-        "worker": [
+    # Threads in development: a warm shutdown lets each running match finish and stop its bots.
+    # Prefork in production, as deploy/ runs it: the referee of each match gets a core of its own.
+    pool = "prefork" if args.production else "threads"
+    commands: dict[str, list[str]] = {
+        f"worker{number}": [
             *celery,
             "worker",
             "-Q",
             ",".join(django_settings.SEPTET_QUEUES),
             "--pool",
-            "threads",
+            pool,
             "-c",
-            str(args.workers),
+            str(args.concurrency),
+            "-n",
+            f"worker{number}@%h",
             "-l",
             "warning",
             "--without-gossip",
             "--without-mingle",
-        ],
+        ]
+        for number in range(1, args.workers + 1)
+    }
+    commands |= {
         "beat": [
             *celery,
             "beat",
@@ -154,6 +189,9 @@ def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[byte
         ],
         "web": [python, str(ROOT / "manage.py"), "runserver", "--noreload", args.web],
     }
+    if args.production:
+        gunicorn = str(Path(python).with_name("gunicorn"))
+        commands["web"] = [gunicorn, "septet_platform.wsgi:application", "--bind", args.web, "--workers", "2"]
     if (
         ROOT / "platform" / "septet_platform" / "arena_api" / "management" / "commands" / "arena.py"
     ).is_file():
