@@ -1,0 +1,405 @@
+"""Web latency under load: the ladder, bot and match pages and the replay document.
+
+1. A throwaway database (a fresh PostgreSQL database when one answers on 127.0.0.1:5432, else a
+   temporary SQLite file; `--sqlite` forces SQLite) is migrated and filled with bulk_create:
+   1,000 bots (one ACTIVE version each, rated on the oh-hell ladder), 100,000 finished 4-seat
+   matches with their seats and rating changes, each match pointing at one of a few real replays.
+2. The site is served (DEBUG off) in a subprocess by gunicorn with threaded workers, as in
+   production, or by `manage.py runserver` (`--server runserver`).
+3. A second process sends requests from several threads at once and reports, per page kind,
+   p50/p95/max latency; the target is p95 < 100 ms for each.
+
+    python benchmarks/web_load.py [--bots 1000] [--matches 100000] [--requests 300] [--concurrency 4]
+                                  [--server gunicorn|runserver] [--sqlite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import random
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_P95_MS = 100.0
+PLAYERS = 4
+REPLAYS = 24
+BATCH = 5000
+KINDS = ("ladder", "bot", "match", "replay")
+
+
+# The database ---------------------------------------------------------------------------------
+
+
+def _postgres_reachable() -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(("127.0.0.1", 5432)) == 0
+
+
+@contextlib.contextmanager
+def throwaway_database(force_sqlite: bool, scratch: Path) -> Iterator[tuple[str, str]]:
+    """(DATABASE_URL, a description) of a new, empty database, dropped afterwards."""
+    if force_sqlite or not _postgres_reachable():
+        yield f"sqlite:///{scratch / 'bench.sqlite3'}", "SQLite (a temporary file, WAL)"
+        return
+    import psycopg
+
+    name = f"septet_web_bench_{secrets.token_hex(4)}"
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgres://postgres@127.0.0.1:5432/{name}", f"PostgreSQL (a fresh database {name})"
+    finally:
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def generate(bots: int, matches: int) -> dict[str, Any]:
+    """Fills the (migrated) database; returns the ids and names the load needs."""
+    from django.contrib.auth.models import User
+    from django.db.models import Count
+    from django.utils import timezone
+
+    from septet_platform.bots.models import Bot, BotVersion
+    from septet_platform.ladders.models import Ladder, Rating, RatingChange
+    from septet_platform.matches.models import Match, Seat
+
+    rng = random.Random(1)
+    replays = _replays()
+    owners = User.objects.bulk_create(User(username=f"owner-{i:03d}") for i in range(max(bots // 10, 1)))
+    created = Bot.objects.bulk_create(
+        Bot(owner=owners[i % len(owners)], name=f"bot-{i:04d}") for i in range(bots)
+    )
+    versions = BotVersion.objects.bulk_create(
+        BotVersion(
+            bot=bot,
+            number=1,
+            archive=f"{bot.name}/v1.tar.gz",
+            archive_sha256="0" * 64,
+            manifest={"name": bot.name, "games": ["oh-hell"]},
+            status=BotVersion.Status.ACTIVE,
+        )
+        for bot in created
+    )
+    ladder = Ladder.objects.create(game="oh-hell", min_players=3, max_players=7)
+    ratings = Rating.objects.bulk_create(
+        Rating(ladder=ladder, bot_version=v, mu=rng.gauss(25, 4), sigma=rng.uniform(1, 8), games=0)
+        for v in versions
+    )
+    rating_of = {rating.bot_version_id: rating for rating in ratings}
+    start = timezone.now() - timezone.timedelta(days=30)
+    done = 0
+    while done < matches:
+        size = min(BATCH, matches - done)
+        batch = Match.objects.bulk_create(
+            Match(
+                ladder=ladder,
+                seed=done + i + 1,
+                status=Match.Status.FINISHED,
+                attempt=1,
+                started=start + timezone.timedelta(seconds=10 * (done + i)),
+                finished=start + timezone.timedelta(seconds=10 * (done + i) + 5),
+                result={"scores": [0] * PLAYERS, "ranks": list(range(1, PLAYERS + 1))},
+                replay=replays[(done + i) % len(replays)],
+                ratings_applied=True,
+            )
+            for i in range(size)
+        )
+        seats, changes = [], []
+        for match in batch:
+            for seat, version in enumerate(rng.sample(versions, PLAYERS)):
+                seats.append(Seat(match=match, seat=seat, bot_version=version, score=0, rank=seat + 1))
+                rating = rating_of[version.pk]
+                mu = rating.mu + rng.gauss(0, 0.3)
+                changes.append(
+                    RatingChange(
+                        rating=rating,
+                        match=match,
+                        mu_before=mu,
+                        sigma_before=rating.sigma,
+                        mu_after=mu,
+                        sigma_after=rating.sigma,
+                    )
+                )
+        Seat.objects.bulk_create(seats, batch_size=BATCH)
+        RatingChange.objects.bulk_create(changes, batch_size=BATCH)
+        done += size
+        print(f"  {done:>7} matches", end="\r", flush=True)
+    print()
+    games = dict(
+        Seat.objects.values("bot_version_id").annotate(n=Count("id")).values_list("bot_version_id", "n")
+    )
+    for rating in ratings:
+        rating.games = games.get(rating.bot_version_id, 0)
+    Rating.objects.bulk_update(ratings, ["games"], batch_size=BATCH)
+    first, last = (
+        Match.objects.order_by("id").values_list("id", flat=True)[0],
+        Match.objects.order_by("-id")[0].pk,
+    )
+    return {"bots": [bot.name for bot in created], "match_ids": [first, last], "ladder_pages": -(-bots // 50)}
+
+
+def _replays() -> list[str]:
+    """A few real oh-hell replays in the replay folder; matches share them."""
+    from django.conf import settings
+
+    from referee import replay
+    from referee.match import play_match
+    from referee.players import RandomPlayer
+
+    folder = Path(settings.SEPTET_REPLAYS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    names = []
+    for seed in range(REPLAYS):
+        players = [
+            RandomPlayer(random.Random(f"{seed}/{seat}"), name=f"bot-{seat}") for seat in range(PLAYERS)
+        ]
+        outcome = play_match("oh-hell", players, seed=seed + 1)
+        names.append(replay.save(outcome.replay, folder / f"bench-{seed}.json.gz").name)
+    return names
+
+
+# The server -----------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def serve(
+    env: dict[str, str], server_kind: str, workers: int, threads: int
+) -> tuple[subprocess.Popen[bytes], str]:
+    """The site in a subprocess: gunicorn (as in production: threaded workers, persistent database
+    connections) or Django's runserver (a new thread, and so a new database connection, per request)."""
+    port = _free_port()
+    if server_kind == "gunicorn":
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "septet_platform.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--worker-class",
+            "gthread",
+        ]
+    else:
+        command = [sys.executable, str(ROOT / "manage.py"), "runserver", "--noreload", f"127.0.0.1:{port}"]
+    server = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return server, f"127.0.0.1:{port}"
+        time.sleep(0.2)
+    server.kill()
+    raise SystemExit("the site did not start within 30 s")
+
+
+# The load (run in a second process: `--client`) -----------------------------------------------
+
+
+def _paths(kind: str, plan: dict[str, Any], rng: random.Random) -> str:
+    if kind == "ladder":
+        sort = rng.choice(["rank", "-rank", "bot", "-games", "owner"])
+        return f"/ladders/oh-hell/?sort={sort}&page={rng.randint(1, plan['ladder_pages'])}"
+    if kind == "bot":
+        return f"/bots/{rng.choice(plan['bots'])}/"
+    match_id = rng.randint(*plan["match_ids"])
+    return f"/matches/{match_id}/" if kind == "match" else f"/matches/{match_id}/replay.json"
+
+
+def client(address: str, plan: dict[str, Any], requests: int, concurrency: int) -> dict[str, list[float]]:
+    """Latencies in ms per kind: every thread sends requests of all kinds, interleaved."""
+    host, port = address.split(":")
+    latencies: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    failures: list[str] = []
+    lock = threading.Lock()
+    per_thread = requests * len(KINDS) // concurrency
+
+    def work(seed: int) -> None:
+        rng = random.Random(seed)
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        for index in range(per_thread):
+            kind = KINDS[(index + seed) % len(KINDS)]
+            path = _paths(kind, plan, rng)
+            began = time.perf_counter()
+            try:
+                connection.request("GET", path, headers={"Accept-Encoding": "gzip"})
+                response = connection.getresponse()
+                response.read()
+            except (OSError, http.client.HTTPException) as error:
+                connection.close()
+                connection = http.client.HTTPConnection(host, int(port), timeout=30)
+                with lock:
+                    failures.append(f"{path}: {error}")
+                continue
+            elapsed = (time.perf_counter() - began) * 1000
+            if response.will_close:
+                connection.close()
+                connection = http.client.HTTPConnection(host, int(port), timeout=30)
+            with lock:
+                if response.status != 200:
+                    failures.append(f"{path}: HTTP {response.status}")
+                latencies[kind].append(elapsed)
+
+    for warm in range(len(KINDS) * 5):  # warm the server's connections and caches
+        work_rng = random.Random(warm)
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        connection.request("GET", _paths(KINDS[warm % len(KINDS)], plan, work_rng))
+        connection.getresponse().read()
+        connection.close()
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        print(f"{len(failures)} failed requests, e.g. {failures[:3]}", file=sys.stderr)
+    return latencies
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def report(latencies: dict[str, list[float]], seconds: float) -> bool:
+    header = f"{'page':<8} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}"
+    print(f"\n{header}   target p95 < {TARGET_P95_MS:.0f} ms")
+    met = True
+    for kind in KINDS:
+        values = latencies[kind]
+        p95 = _percentile(values, 0.95)
+        ok = p95 < TARGET_P95_MS
+        met &= ok
+        print(
+            f"{kind:<8} {len(values):>8} {statistics.median(values):>8.1f} {p95:>8.1f} {max(values):>8.1f}"
+            f"   {'met' if ok else 'MISSED'}"
+        )
+    total = sum(len(values) for values in latencies.values())
+    print(f"{total} requests in {seconds:.1f} s ({total / seconds:.0f}/s)")
+    return met
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bots", type=int, default=1000)
+    parser.add_argument("--matches", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=300, help="per page kind")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--server", choices=["gunicorn", "runserver"], default="gunicorn")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument(
+        "--sqlite", action="store_true", help="use a temporary SQLite file even if PostgreSQL answers"
+    )
+    parser.add_argument("--client", nargs=2, metavar=("ADDRESS", "PLAN"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.client:
+        address, plan_file = args.client
+        plan = json.loads(Path(plan_file).read_text())
+        began = time.perf_counter()
+        latencies = client(address, plan, args.requests, args.concurrency)
+        print(json.dumps({"latencies": latencies, "seconds": time.perf_counter() - began}))
+        return
+
+    scratch = Path(tempfile.mkdtemp(prefix="septet-web-bench-"))
+    try:
+        with throwaway_database(args.sqlite, scratch) as (url, described):
+            print(f"database: {described}")
+            env = {
+                **os.environ,
+                "DATABASE_URL": url,
+                "SEPTET_DATA_DIR": str(scratch / "data"),
+                "DJANGO_SETTINGS_MODULE": "septet_platform.settings.base",
+                "PYTHONPATH": os.pathsep.join([str(ROOT / "platform"), os.environ.get("PYTHONPATH", "")]),
+            }
+            os.environ.update(env)
+            import django
+            from django.core.management import call_command
+
+            django.setup()
+            call_command("migrate", verbosity=0)
+            began = time.perf_counter()
+            print(f"generating {args.bots} bots and {args.matches} matches ...")
+            plan = generate(args.bots, args.matches)
+            print(f"generated in {time.perf_counter() - began:.0f} s")
+            if "postgres" in url:
+                from django.db import connection
+
+                with connection.cursor() as cursor:
+                    cursor.execute("VACUUM ANALYZE")
+            from django.db import connections
+
+            connections.close_all()
+            plan_file = scratch / "plan.json"
+            plan_file.write_text(json.dumps(plan))
+            server, address = serve(env, args.server, args.workers, args.threads)
+            try:
+                served_by = (
+                    f"gunicorn ({args.workers} workers x {args.threads} threads)"
+                    if args.server == "gunicorn"
+                    else "runserver"
+                )
+                print(f"site: {served_by} at {address}; load: {args.concurrency} threads in a second process")
+                measured = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--client",
+                        address,
+                        str(plan_file),
+                        "--requests",
+                        str(args.requests),
+                        "--concurrency",
+                        str(args.concurrency),
+                    ],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                if measured.stderr:
+                    print(measured.stderr, file=sys.stderr)
+                result = json.loads(measured.stdout)
+            finally:
+                server.terminate()
+                server.wait(timeout=10)
+            met = report(result["latencies"], result["seconds"])
+            print(
+                f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (1 min) at the end"
+                " (the load's latencies include waiting for a core)"
+            )
+            print("target met" if met else "target MISSED")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
