@@ -26,7 +26,7 @@ from referee.games.black_sevens import (
     sort_cards,
 )
 
-REDRAWS = 20
+REDRAWS = 200
 """Worlds drawn again when a lay-low could have beaten in them; then the last one is kept."""
 
 
