@@ -184,6 +184,8 @@ def test_budget_comes_from_the_command_line_then_the_environment(mc: dict[str, A
     for bad in (["--budget", "0"], ["--max-worlds", "0"]):
         with pytest.raises(SystemExit, match="montecarlo: --budget must be"):
             budget_from(bad, {})
+    with pytest.raises(SystemExit, match="SEPTET_MC_BUDGET must be a number"):
+        budget_from([], {"SEPTET_MC_BUDGET": "fast"})
 
 
 @pytest.mark.slow

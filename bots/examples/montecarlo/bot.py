@@ -60,10 +60,12 @@ class MonteCarloBot(Bot):
 
 def budget_from(argv: Sequence[str], environ: Mapping[str, str]) -> Budget:
     """The budget from `--budget`/`--max-worlds` (else $SEPTET_MC_BUDGET, else the defaults)."""
+    try:
+        default_seconds = float(environ.get(BUDGET_ENV, DEFAULT_BUDGET.seconds))
+    except ValueError:
+        raise SystemExit(f"montecarlo: {BUDGET_ENV} must be a number of seconds") from None
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument(
-        "--budget", type=float, default=float(environ.get(BUDGET_ENV, DEFAULT_BUDGET.seconds))
-    )
+    parser.add_argument("--budget", type=float, default=default_seconds)
     parser.add_argument("--max-worlds", type=int, default=DEFAULT_BUDGET.max_worlds)
     known, _ = parser.parse_known_args(list(argv))
     if known.budget <= 0 or known.max_worlds < 1:
