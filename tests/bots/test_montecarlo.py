@@ -20,6 +20,7 @@ import pytest
 
 from referee.games import GAMES, get_game
 from referee.games.base import CHANCE, Game
+from referee.match import MatchStart, TimeControl
 from referee.tricks import playable_cards
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,6 +187,15 @@ def test_budget_comes_from_the_command_line_then_the_environment(mc: dict[str, A
             budget_from(bad, {})
     with pytest.raises(SystemExit, match="SEPTET_MC_BUDGET must be a number"):
         budget_from([], {"SEPTET_MC_BUDGET": "fast"})
+
+
+def test_a_fast_clock_shortens_the_search(mc: dict[str, Any]) -> None:
+    bot = mc["bot"].MonteCarloBot(mc["search"].Budget(0.2, 50))
+    start = MatchStart("m", "oh-hell", 0, 3, {}, ["a", "b", "c"], TimeControl(0.1, 1.0))
+    bot.start_match(start)
+    assert bot.budget == mc["search"].Budget(0.1 * mc["bot"].CLOCK_SHARE, 50)
+    bot.start_match(MatchStart("m", "oh-hell", 0, 3, {}, ["a", "b", "c"], TimeControl(1.0, 10.0)))
+    assert bot.budget == mc["search"].Budget(0.2, 50), "a slow clock leaves the configured budget"
 
 
 @pytest.mark.slow

@@ -27,6 +27,8 @@ from referee.sdk import Action, Bot, MatchStart, serve
 
 BUDGET_ENV = "SEPTET_MC_BUDGET"
 DEFAULT_BUDGET = Budget()
+CLOCK_SHARE = 0.4
+"""At most this share of the match's time per decision is spent searching (the rest is margin)."""
 
 SAMPLERS: dict[str, Sampler] = {
     "oh-hell": worlds_bidding.sample_world,
@@ -46,11 +48,16 @@ class MonteCarloBot(Bot):
 
     def __init__(self, budget: Budget = DEFAULT_BUDGET, seed: int | str | None = None) -> None:
         super().__init__()
-        self.budget = budget
+        self.configured = self.budget = budget
         self.rng = random.Random(seed)
 
     def start_match(self, start: MatchStart) -> None:
+        """Reseeds from the match and seat, and keeps each search within the match's clock."""
         self.rng = random.Random(f"{start.match_id}/{start.seat}")
+        self.budget = self.configured
+        clock = start.time_control
+        if clock is not None and clock.per_decision * CLOCK_SHARE < self.budget.seconds:
+            self.budget = Budget(clock.per_decision * CLOCK_SHARE, self.budget.max_worlds)
 
     def decide(self, info: Any, legal: tuple[Action, ...]) -> Action:
         if len(legal) == 1:
