@@ -32,7 +32,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=120.0, help="measured window per run (default: 120)")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", metavar="URL")
     parser.add_argument(
-        "--redis", default="redis://127.0.0.1:6379/13", metavar="URL", help="emptied before each run"
+        "--redis", default="redis://127.0.0.1:6379/7", metavar="URL", help="emptied before each run"
     )
     args = parser.parse_args()
 

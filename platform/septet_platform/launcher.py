@@ -172,7 +172,7 @@ def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[byte
             "-n",
             f"worker{number}@%h",
             "-l",
-            "warning",
+            "info" if args.production else "warning",  # production logs a JSON line per match
             "--without-gossip",
             "--without-mingle",
         ]

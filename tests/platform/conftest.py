@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
+import os
+import socket
 import tarfile
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -181,3 +185,67 @@ def arena_address(storage: tuple[Path, Path], queued: dict[str, Queued]) -> Iter
         yield f"127.0.0.1:{port}"
     finally:
         server.stop(grace=None).wait()
+
+
+# A PostgreSQL database and a Redis database index of a test's own (test_end_to_end.py, test_scale.py,
+# test_ops.py) ------------------------------------------------------------------------------------
+
+POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+REDIS_INDEXES = range(8, 16)
+"""Redis database indexes tests may claim; 0-7 are left to everything else on the machine."""
+CLAIM_KEY = "septet-test-claim"
+
+
+def reachable(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((host, port)) == 0
+
+
+@contextlib.contextmanager
+def claimed_redis_index() -> Iterator[str]:
+    """redis://127.0.0.1:6379/N for a database index held by this caller alone (claimed atomically,
+    so parallel test processes never share one), empty at the start and emptied at the end."""
+    import redis
+
+    for index in REDIS_INDEXES:
+        url = f"redis://127.0.0.1:6379/{index}"
+        client = redis.Redis.from_url(url)
+        if client.set(CLAIM_KEY, str(os.getpid()), nx=True, ex=3600):
+            client.flushdb()  # drops the claim too: nothing of a previous run stays
+            client.set(CLAIM_KEY, str(os.getpid()), ex=3600)
+            try:
+                yield url
+            finally:
+                client.flushdb()
+            return
+    raise RuntimeError(f"every Redis index in {REDIS_INDEXES} is claimed by another test")
+
+
+@pytest.fixture
+def private_redis_url() -> Iterator[str]:
+    """A Redis database index of this test's own (see claimed_redis_index)."""
+    if not reachable("127.0.0.1", 6379):
+        pytest.skip("needs the machine's Redis on 127.0.0.1:6379")
+    with claimed_redis_index() as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_services() -> Iterator[dict[str, str]]:
+    """DATABASE_URL and REDIS_URL for a platform under test: a new PostgreSQL database and a private
+    Redis index when the machine has both, else nothing (the platform's embedded defaults)."""
+    if not (reachable("127.0.0.1", 5432) and reachable("127.0.0.1", 6379)):
+        yield {}
+        return
+    import psycopg
+
+    name = f"septet_it_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with claimed_redis_index() as redis_url:
+            yield {"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}", "REDIS_URL": redis_url}
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

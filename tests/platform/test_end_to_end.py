@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,44 +26,12 @@ from referee.packing import pack_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 SEPTET = str(Path(sys.executable).with_name("septet"))
-POSTGRES = ("127.0.0.1", 5432)
-REDIS = ("127.0.0.1", 6379)
-E2E_REDIS_DB = 11  # a database index this test flushes and uses alone
-
-
-def _reachable(address: tuple[str, int]) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(address) == 0
 
 
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-def services() -> Iterator[dict[str, str]]:
-    """DATABASE_URL and REDIS_URL for the platform under test: a fresh PostgreSQL database and a
-    flushed Redis database index when the machine has both, else nothing (embedded defaults)."""
-    if not (_reachable(POSTGRES) and _reachable(REDIS)):
-        yield {}
-        return
-    import psycopg
-    import redis
-
-    name = f"septet_e2e_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    redis_url = f"redis://127.0.0.1:6379/{E2E_REDIS_DB}"
-    redis.Redis.from_url(redis_url).flushdb()
-    try:
-        yield {"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}", "REDIS_URL": redis_url}
-    finally:
-        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        redis.Redis.from_url(redis_url).flushdb()
 
 
 @dataclass
@@ -76,11 +43,11 @@ class Platform:
 
 
 @pytest.fixture
-def platform(tmp_path: Path, services: dict[str, str]) -> Iterator[Platform]:
-    """`septet up` on free ports, on `services` (or the embedded defaults)."""
+def platform(tmp_path: Path, fresh_services: dict[str, str]) -> Iterator[Platform]:
+    """`septet up` on free ports, on `fresh_services` (or the embedded defaults)."""
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL")}
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    env.update(services)
+    env.update(fresh_services)
     web, arena = f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"
     log = (tmp_path / "up.log").open("w+")
     up = subprocess.Popen(

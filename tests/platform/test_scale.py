@@ -1,0 +1,138 @@
+"""Scale-out on one machine, from the production configuration: PostgreSQL and Redis, two Celery
+worker processes with distinct names, beat, gunicorn and the Arena service (`septet up
+--production --workers 2`). Every match is recorded exactly once, both workers play, and the stored
+ratings equal those from replaying the recorded results in the order they were applied."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from septet_platform.ladders import ratings
+
+ROOT = Path(__file__).resolve().parents[2]
+SEPTET = str(Path(sys.executable).with_name("septet"))
+WANTED_MATCHES = 24
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _query(database_url: str, sql: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(database_url.replace("postgres://", "postgresql://", 1)) as connection:
+        return connection.execute(sql).fetchall()
+
+
+def _finished(database_url: str) -> int:
+    import psycopg
+
+    try:
+        return int(_query(database_url, "select count(*) from matches_match where status = 'finished'")[0][0])
+    except psycopg.errors.UndefinedTable:  # not migrated yet
+        return 0
+
+
+@pytest.mark.slow
+def test_two_production_workers_record_every_match_once_and_ratings_replay_exactly(
+    tmp_path: Path, fresh_services: dict[str, str]
+) -> None:
+    if not fresh_services:
+        pytest.skip("the scale test runs on PostgreSQL and Redis (127.0.0.1:5432 and :6379)")
+    database = fresh_services["DATABASE_URL"]
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    env |= fresh_services | {
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SEPTET_HTTPS": "0",
+    }
+    web = f"127.0.0.1:{_free_port()}"
+    data = tmp_path / "data"
+    log = (tmp_path / "up.log").open("w+")
+    up = subprocess.Popen(
+        [SEPTET, "up", "--production", "--workers", "2", "--concurrency", "1", "--data", str(data),
+         "--web", web, "--arena", f"127.0.0.1:{_free_port()}"],
+        env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while _finished(database) < WANTED_MATCHES:
+            assert up.poll() is None, "septet up --production exited"
+            assert time.monotonic() < deadline, f"fewer than {WANTED_MATCHES} matches finished in 300 s"
+            time.sleep(2)
+        health = json.load(urllib.request.urlopen(f"http://{web}/healthz", timeout=10))
+        metrics = urllib.request.urlopen(f"http://{web}/metrics", timeout=10).read().decode()
+    finally:
+        up.send_signal(signal.SIGTERM)  # workers finish their running match (warm shutdown)
+        up.wait(timeout=120)
+        log.seek(0)
+        output = log.read()
+        log.close()
+        print(output[-20000:])  # shown by pytest when the test failed
+
+    assert health == {"status": "ok", "checks": {"database": "ok", "broker": "ok"}}
+    assert re.search(r'^septet_matches\{status="finished"\} [1-9]', metrics, re.M)
+
+    finished = _query(
+        database,
+        "select id, attempt, replay, worker, ratings_applied from matches_match "
+        "where status = 'finished' and rated order by id",
+    )
+    assert len(finished) >= WANTED_MATCHES
+    replay_files = defaultdict(list)
+    for path in (data / "replays").glob("*.json.gz"):
+        replay_files[int(path.name.split("-a")[0])].append(path.name)
+    for match_id, attempt, replay, _, applied in finished:
+        assert replay_files[match_id] == [replay] == [f"{match_id}-a{attempt}.json.gz"], match_id
+        assert applied, f"match {match_id} finished but its ratings were not applied"
+    workers = {worker for *_, worker, _ in finished}
+    assert {worker.split("@")[0] for worker in workers} == {"worker1", "worker2"}, "both workers played"
+    assert all(not worker.endswith("@%h") for worker in workers)
+
+    changes = _query(
+        database,
+        "select c.match_id, r.ladder_id, r.bot_version_id, s.rank from ladders_ratingchange c "
+        "join ladders_rating r on r.id = c.rating_id "
+        "join matches_seat s on s.match_id = c.match_id and s.bot_version_id = r.bot_version_id "
+        "order by c.id",
+    )
+    per_seat_changes = defaultdict(int)
+    games_in_order: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for match_id, ladder_id, version_id, rank in changes:
+        per_seat_changes[match_id] += 1
+        games_in_order.setdefault((ladder_id, match_id), []).append(((ladder_id, version_id), rank))
+    seats = dict(_query(database, "select match_id, count(*) from matches_seat group by match_id"))
+    assert all(per_seat_changes[match_id] == seats[match_id] for match_id, *_ in finished), "rated once"
+    replayed = ratings.replay(games_in_order.values())
+    stored = _query(database, "select ladder_id, bot_version_id, mu, sigma, games from ladders_rating")
+    games_played = defaultdict(int)
+    for game in games_in_order.values():
+        for player, _ in game:
+            games_played[player] += 1
+    for ladder_id, version_id, mu, sigma, games in stored:
+        belief = replayed.get((ladder_id, version_id), ratings.initial())  # made by matchmaking, unplayed
+        assert (mu, sigma) == pytest.approx((belief.mu, belief.sigma), abs=1e-9), (ladder_id, version_id)
+        assert games == games_played[(ladder_id, version_id)]
+
+    logged = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    recorded = [entry for entry in logged if entry.get("message") == "match recorded"]
+    assert recorded and all(
+        {"match_id", "attempt", "worker", "game", "seconds"} <= set(entry) for entry in recorded
+    )
