@@ -341,9 +341,10 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "compare",
         help="is bot B better than bot A? duplicate sets, confidence intervals, a sequential test",
-        description="Play duplicate sets (each seed in every seat rotation; with a field, A and B swapped too) of A, B and a field of "
-        "opponents; report B's mean rank and score difference to A per game with 95% intervals over "
-        "the sets, and stop as soon as a sequential test (SPRT, stated error rates) decides.",
+        description="Play duplicate sets of A, B and a field of opponents (each seed in every seat "
+        "rotation; with a field, A and B swapped too); report B's mean rank and score difference to A "
+        "per game with 95% intervals over the sets, and stop as soon as a sequential test (SPRT, "
+        "stated error rates) decides.",
         epilog=COMPARE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
