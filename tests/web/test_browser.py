@@ -25,7 +25,7 @@ from septet_platform.bots.models import BotVersion
 from septet_platform.matches.models import Match
 from septet_platform.matches.services import match_record
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 VIEWER_READY = ".septet-viewer[data-steps]"
 
