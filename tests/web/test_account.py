@@ -16,6 +16,7 @@ from web_data import Queued, Site
 
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate, api_token_create
+from septet_platform.bots.archives import DEFAULT_LIMITS
 from septet_platform.bots.models import Bot, BotVersion
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -262,6 +263,19 @@ def test_a_bad_upload_shows_the_intakes_reason_and_stores_nothing(
     assert response.status_code == 200, what
     assert error in _text(response).lower(), (what, _text(response))
     assert (Bot.objects.count(), BotVersion.objects.count(), _stored_files()) == before, what
+    assert qualify_queue.calls == []
+
+
+def test_an_archive_over_the_size_limit_is_dropped_unread_with_a_clear_error(
+    client: Client, site: Site, qualify_queue: Queued, tmp_path: Path
+) -> None:
+    client.force_login(site.alice)
+    huge = bot_archive("huge") + b"\0" * DEFAULT_LIMITS.max_archive_bytes
+    response = client.post("/account/upload/", {"archive": SimpleUploadedFile("huge.tar.gz", huge)})
+    assert response.status_code == 200
+    assert f"over the limit of {DEFAULT_LIMITS.max_archive_bytes} bytes" in _text(response)
+    assert "This field is required" not in _text(response)
+    assert not Bot.objects.filter(name="huge").exists() and _stored_files() == []
     assert qualify_queue.calls == []
 
 

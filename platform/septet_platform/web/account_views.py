@@ -12,16 +12,18 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView, LogoutView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from referee.botfolder import BotFolderError
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import ApiTokenNotFound, api_token_create, api_token_revoke
 from septet_platform.arena_api import services as arena_services
-from septet_platform.bots.archives import ArchiveRejected
+from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveRejected
 from septet_platform.bots.services import BotNameTaken
 from septet_platform.web import selectors
 from septet_platform.web.forms import BotUploadForm, SignInForm, SignUpForm, TokenCreateForm
+from septet_platform.web.uploads import ArchiveSizeLimit
 
 NEW_TOKEN_SESSION_KEY = "septet-new-token"
 
@@ -86,13 +88,25 @@ def token_revoke(request: HttpRequest, prefix: str) -> HttpResponse:
     return redirect("web:tokens")
 
 
+@csrf_exempt  # checked by csrf_protect below, once the size-limiting upload handler is in place
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
     """A bot folder archive as a new QUALIFYING version, queued for qualification as the Arena's
     SubmitBot does; a bad archive shows the intake's reason and stores nothing."""
-    form = BotUploadForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    limit = ArchiveSizeLimit(request, DEFAULT_LIMITS.max_archive_bytes)
+    request.upload_handlers.insert(0, limit)
+    return _upload(request, limit)
+
+
+@csrf_protect
+def _upload(request: HttpRequest, limit: ArchiveSizeLimit) -> HttpResponse:
+    form = BotUploadForm(request.POST, request.FILES) if request.method == "POST" else BotUploadForm()
+    if limit.exceeded:  # the file was dropped unread: say why, not that it is missing
+        form.is_valid()
+        form.errors.pop("archive", None)
+        form.add_error(None, f"The archive is over the limit of {DEFAULT_LIMITS.max_archive_bytes} bytes.")
+    elif request.method == "POST" and form.is_valid():
         try:
             version = arena_services.bot_submit(owner=request.user, archive=form.cleaned_data["archive"])
         except (ArchiveRejected, BotFolderError, BotNameTaken) as refused:
