@@ -88,7 +88,9 @@ LOGIN_URL = "web:sign-in"
 LOGIN_REDIRECT_URL = "web:my-bots"
 LOGOUT_REDIRECT_URL = "web:home"
 SEPTET_SIGN_IN_ATTEMPTS = 5
-"""Failed sign-ins allowed per user name and per client address in SEPTET_SIGN_IN_WINDOW seconds."""
+"""Failed sign-ins allowed per user name in SEPTET_SIGN_IN_WINDOW seconds."""
+SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS = 20
+"""... and per client address (higher: people behind one proxy or NAT share an address)."""
 SEPTET_SIGN_IN_WINDOW = 300
 
 # Celery: late acks so a task whose worker dies is delivered again; every task is idempotent.

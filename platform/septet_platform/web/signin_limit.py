@@ -1,8 +1,10 @@
 """Sign-in attempt limiting: a count of failures per user name and per client address in the cache.
 
-After `SEPTET_SIGN_IN_ATTEMPTS` failures within `SEPTET_SIGN_IN_WINDOW` seconds, further attempts
-for that name or from that address are refused before the password is even checked, until the
-window (counted from the first failure) runs out. A successful sign-in clears the name's count.
+After `SEPTET_SIGN_IN_ATTEMPTS` failures for one user name, or `SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS`
+from one client address, within `SEPTET_SIGN_IN_WINDOW` seconds, further attempts for that name or
+from that address are refused before the password is even checked, until the window (counted from
+the first failure) runs out. A successful sign-in clears the name's count. The address is
+REMOTE_ADDR: behind a proxy, the proxy (or the WSGI server) must set it to the client's.
 The default cache is per process; with several site processes, configure a shared cache (Redis)
 so the limit holds across them.
 """
@@ -19,8 +21,12 @@ def _keys(username: str, address: str) -> list[str]:
 
 def sign_in_blocked(*, username: str, address: str) -> bool:
     """True when the name or the address used up its failed attempts in the current window."""
-    counts = cache.get_many(_keys(username, address))
-    return any(count >= settings.SEPTET_SIGN_IN_ATTEMPTS for count in counts.values())
+    name_key, address_key = _keys(username, address)
+    counts = cache.get_many([name_key, address_key])
+    return (
+        counts.get(name_key, 0) >= settings.SEPTET_SIGN_IN_ATTEMPTS
+        or counts.get(address_key, 0) >= settings.SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS
+    )
 
 
 def sign_in_failed(*, username: str, address: str) -> None:
