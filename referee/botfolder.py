@@ -186,6 +186,16 @@ class RunningBot:
         except OSError:
             return ""
 
+    def wait_until_healthy(self, timeout: float = 15.0) -> None:
+        """Returns once the bot's health service says SERVING; otherwise stops the bot and raises
+        BotFolderError with the tail of its stderr."""
+        try:
+            wait_until_serving(self.address, timeout, process=self.process)
+        except BotFolderError as error:
+            tail = self.stderr_tail()
+            self.stop(grace=1.0)
+            raise BotFolderError(f"{self.manifest.name}: {error}{tail}") from None
+
     def stop(self, grace: float = 3.0) -> int | None:
         """SIGTERM to the bot's process group, SIGKILL after `grace` seconds; returns its exit code."""
         code = stop_process_group(self.process, grace)
@@ -231,6 +241,18 @@ def start_bot(
     until it is healthy; raises BotFolderError with its stderr tail when it does not get there.
     With a `sandbox` the bot always serves on the private socket (it has no network), and a
     sandbox that cannot be made raises `referee.sandbox.SandboxError` (not the bot's fault)."""
+    bot = launch_bot(folder, address=address, sandbox=sandbox)
+    bot.wait_until_healthy(startup_timeout)
+    return bot
+
+
+def launch_bot(
+    folder: str | Path | Manifest, *, address: str | None = None, sandbox: Sandbox | None = None
+) -> RunningBot:
+    """`start_bot` without the wait: builds, starts the process and returns at once, so several
+    bots can start together and be waited for at the same time (`RunningBot.wait_until_healthy`).
+    Call it on a thread that outlives the bot: a sandboxed bot dies with the thread that started it
+    (bubblewrap's --die-with-parent follows the parent thread)."""
     manifest = folder if isinstance(folder, Manifest) else load_manifest(folder)
     if sandbox is not None and address is not None:
         raise ValueError("a sandboxed bot has no network: it serves on its private unix socket")
@@ -261,14 +283,7 @@ def start_bot(
             start_new_session=True,
             env=_process_env(bot_env, sandboxed=sandbox is not None),
         )
-    bot = RunningBot(manifest, address, process, log_path, scratch)
-    try:
-        wait_until_serving(address, startup_timeout, process=process)
-    except BotFolderError as error:
-        tail = bot.stderr_tail()
-        bot.stop(grace=1.0)
-        raise BotFolderError(f"{manifest.name}: {error}{tail}") from None
-    return bot
+    return RunningBot(manifest, address, process, log_path, scratch)
 
 
 # gRPC waits a second before it reconnects to an address that refused it; a bot that is still

@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -32,7 +33,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from referee import replay as replays
-from referee.botfolder import BotFolderError, RunningBot, start_bot
+from referee.botfolder import BotFolderError, RunningBot, launch_bot
 from referee.games import get_game
 from referee.games.base import Action
 from referee.match import MatchResult, PlayerError, TimeControl, play_match
@@ -198,18 +199,36 @@ def _ratings_catch_up(match_id: int) -> None:
 
 def _players(seats: list[Seat], running: dict[int, RunningBot], sandbox: Sandbox | None) -> list[Player]:
     """One gRPC player per seat; each distinct version is started once (in `sandbox`), a failed
-    start forfeits; a sandbox that cannot be made raises SandboxError (voids the attempt)."""
+    start forfeits its seats; a sandbox that cannot be made raises SandboxError (voids the attempt).
+
+    The processes are launched one after another on this thread (a sandboxed bot dies with the
+    thread that launched it) and then waited for together, since a start is mostly waiting for the
+    bot to serve. Every launched bot is in `running` before anything can raise, so the caller
+    stops it whatever happens."""
+    failed: dict[int, str] = {}
+    for seat in seats:
+        version = seat.bot_version
+        if version.pk not in running and version.pk not in failed:
+            try:
+                running[version.pk] = launch_bot(version_folder(version), sandbox=sandbox)
+            except BotFolderError as error:
+                failed[version.pk] = str(error).splitlines()[0]
+    launched = [pk for pk in running if pk not in failed]
+    with ThreadPoolExecutor(max_workers=max(len(launched), 1)) as pool:
+        waits = {pk: pool.submit(running[pk].wait_until_healthy) for pk in launched}
+    for pk, wait in waits.items():
+        try:
+            wait.result()
+        except BotFolderError as error:
+            failed[pk] = str(error).splitlines()[0]
     players: list[Player] = []
     for seat in seats:
         version = seat.bot_version
         name = f"{version.bot.name} v{version.number}"
-        if version.pk not in running:
-            try:
-                running[version.pk] = start_bot(version_folder(version), sandbox=sandbox)
-            except BotFolderError as error:
-                players.append(_NotStarted(name, str(error).splitlines()[0]))
-                continue
-        players.append(GrpcPlayer(running[version.pk].address, name))
+        if version.pk in failed:
+            players.append(_NotStarted(name, failed[version.pk]))
+        else:
+            players.append(GrpcPlayer(running[version.pk].address, name))
     return players
 
 
