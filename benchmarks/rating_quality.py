@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import random
 import sys
 import time
@@ -110,6 +111,17 @@ def play_library(game: Game, players: int, seeds: int, mc_worlds: int) -> list[D
     return deals
 
 
+def save_library(deals: Sequence[Deal], path: Path) -> None:
+    path.write_text(json.dumps([{"table": d.table, "rotations": d.rotations} for d in deals]))
+
+
+def load_library(path: Path) -> list[Deal]:
+    return [
+        Deal(tuple(d["table"]), tuple(tuple((bot, rank) for bot, rank in r) for r in d["rotations"]))
+        for d in json.loads(path.read_text())
+    ]
+
+
 def mean_ranks(deals: Sequence[Deal]) -> list[float]:
     """Each bot's mean rank over the library's games (checks the order the ladder should find)."""
     totals = [0.0] * len(LADDER)
@@ -137,9 +149,13 @@ def rated_games(deal: Deal, scheme: str, rng: random.Random) -> tuple[list[tuple
     return [tuple(zip(bots, ranks, strict=True))], len(deal.rotations)
 
 
-def simulate(deals: Sequence[Deal], scheme: str, runs: int, checkpoints: Sequence[int]) -> list[float]:
-    """The share of simulated ladders whose order by mu is the true one, at each checkpoint."""
-    right = [0] * len(checkpoints)
+def simulate(
+    deals: Sequence[Deal], scheme: str, runs: int, checkpoints: Sequence[int]
+) -> tuple[list[float], list[list[float]]]:
+    """At each checkpoint, the share of simulated ladders whose whole order by mu is the true one,
+    and for each pair of neighbours in the true order the share that orders that pair right."""
+    whole = [0] * len(checkpoints)
+    pairs = [[0] * len(checkpoints) for _ in range(len(LADDER) - 1)]
     truth = list(range(len(LADDER)))
     for run in range(runs):
         rng = random.Random(f"{scheme}/{run}")
@@ -157,9 +173,11 @@ def simulate(deals: Sequence[Deal], scheme: str, runs: int, checkpoints: Sequenc
             # Checkpoints are multiples of the table size, so a duplicate set never straddles one.
             while point < len(checkpoints) and matches >= checkpoints[point]:
                 order = sorted(truth, key=lambda bot: beliefs[bot].mu)
-                right[point] += order == truth
+                whole[point] += order == truth
+                for weaker in range(len(LADDER) - 1):
+                    pairs[weaker][point] += beliefs[weaker].mu < beliefs[weaker + 1].mu
                 point += 1
-    return [count / runs for count in right]
+    return [count / runs for count in whole], [[count / runs for count in pair] for pair in pairs]
 
 
 def needed(shares: Sequence[float], checkpoints: Sequence[int]) -> int | None:
@@ -178,13 +196,20 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=30, help="deals in the game library")
     parser.add_argument("--runs", type=int, default=200, help="simulated ladders per scheme")
-    parser.add_argument("--max-matches", type=int, default=1200)
+    parser.add_argument("--max-matches", type=int, default=3000)
     parser.add_argument("--mc-worlds", type=int, default=8, help="montecarlo's worlds per decision")
+    parser.add_argument("--library", type=Path, help="JSON file: the game library, reused if it exists")
     args = parser.parse_args()
     game = get_game(args.game)
     game.check_players(args.players)
     print(f"rating quality on {game.id}, {args.players} players; ladder weakest first: {', '.join(LADDER)}")
-    deals = play_library(game, args.players, args.seeds, args.mc_worlds)
+    if args.library is not None and args.library.exists():
+        deals = load_library(args.library)
+        print(f"  library: {len(deals)} tables read from {args.library}")
+    else:
+        deals = play_library(game, args.players, args.seeds, args.mc_worlds)
+        if args.library is not None:
+            save_library(deals, args.library)
     means = mean_ranks(deals)
     print(
         "library mean ranks: "
@@ -194,20 +219,30 @@ def main() -> None:
         print("warning: the library's mean ranks do not follow the assumed order")
     step = args.players * 5
     checkpoints = list(range(step, args.max_matches + 1, step))
-    shown = [
-        c for c in checkpoints if c in (15, 30, 60, 90, 150, 300, 450, 600, 900, 1200) or c == checkpoints[-1]
-    ]
-    print(f"share of {args.runs} simulated ladders in the right order after N matches:")
+    marks = (15, 30, 60, 90, 150, 300, 600, 900, 1500, 3000)
+    shown = [c for c in checkpoints if c in marks or c == checkpoints[-1]]
+    print(f"share of {args.runs} simulated ladders in the right order after N matches (N = games rated):")
     print(f"  {'scheme':<24}" + "".join(f"{c:>7}" for c in shown) + "   matches for 95%")
+    pair_needs: dict[str, list[str]] = {}
     for scheme in SCHEMES:
-        shares = simulate(deals, scheme, args.runs, checkpoints)
-        by_point = dict(zip(checkpoints, shares, strict=True))
-        need = needed(shares, checkpoints)
-        need_text = f"{need}" if need is not None else f"> {args.max_matches}"
+        whole, pairs = simulate(deals, scheme, args.runs, checkpoints)
+        by_point = dict(zip(checkpoints, whole, strict=True))
         print(
-            f"  {scheme:<24}" + "".join(f"{by_point[c]:>7.2f}" for c in shown) + f"   {need_text:>8}",
-            flush=True,
+            f"  {scheme:<24}"
+            + "".join(f"{by_point[c]:>7.2f}" for c in shown)
+            + f"   {_need(whole, checkpoints, args)}"
         )
+        pair_needs[scheme] = [_need(pair, checkpoints, args) for pair in pairs]
+    print("matches until each neighbouring pair is ordered right in 95% of the ladders:")
+    names = [f"{LADDER[i]} < {LADDER[i + 1]}" for i in range(len(LADDER) - 1)]
+    print(f"  {'scheme':<24}" + "".join(f"{name:>24}" for name in names))
+    for scheme, needs in pair_needs.items():
+        print(f"  {scheme:<24}" + "".join(f"{need:>24}" for need in needs), flush=True)
+
+
+def _need(shares: Sequence[float], checkpoints: Sequence[int], args: argparse.Namespace) -> str:
+    need = needed(shares, checkpoints)
+    return str(need) if need is not None else f"> {args.max_matches}"
 
 
 if __name__ == "__main__":
