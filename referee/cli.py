@@ -40,6 +40,7 @@ from referee.games.base import Game, GameError
 from referee.lineup import BotSpec, Lineup, parse_bot
 from referee.match import MatchResult, TimeControl, play_match
 from referee.players import BUILTIN_PLAYERS
+from referee.sandbox import Sandbox
 from referee.series import Summary, Table, schedule, seats_for
 from referee.viewer import view_replay_file
 
@@ -97,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     match.add_argument(
         "--bank", type=float, default=10.0, metavar="SECONDS", help="time bank per game (default: 10)"
+    )
+    match.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run bot folders inside the bubblewrap sandbox, as the platform does (no network, limits)",
     )
     match.add_argument(
         "bots",
@@ -246,7 +252,7 @@ def _match(args: argparse.Namespace, out: Console) -> int:
             args.replays.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise UsageError(f"cannot create {args.replays}: {error.strerror}") from None
-    with Lineup(specs, game) as lineup:
+    with Lineup(specs, game, sandbox=Sandbox() if args.sandbox else None) as lineup:
         return _play_series(args, out, game, options, labels, lineup, tables, seed, num_seats, time_control)
 
 

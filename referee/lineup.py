@@ -3,7 +3,9 @@
 `septet match greedy bots/examples/random unix:/tmp/my.sock 127.0.0.1:50052` names four bots:
 a built-in player, a bot folder (started for the series and stopped after, one process however
 many seats it fills), and two bots already serving somewhere. A folder whose process died between
-games is started again, so one crash costs that bot one game, not the series.
+games is started again, so one crash costs that bot one game, not the series. Given a
+`Sandbox`, bot folders run inside it as on the platform (`septet match --sandbox`); by default
+your own folders run as plain processes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from referee.botfolder import (
 from referee.games.base import Game, GameError
 from referee.players import BUILTIN_PLAYERS, Player, builtin_player
 from referee.players.grpc_player import GrpcPlayer
+from referee.sandbox import Sandbox, SandboxError
 
 ADDRESS_TIMEOUT = 5.0
 """Seconds a bot given by address has to answer its health check before a series starts."""
@@ -74,9 +77,10 @@ def _healthy(bot: RunningBot) -> bool:
 class Lineup:
     """Makes the players of each game; owns the bot processes it started (a context manager)."""
 
-    def __init__(self, specs: list[BotSpec], game: Game) -> None:
+    def __init__(self, specs: list[BotSpec], game: Game, *, sandbox: Sandbox | None = None) -> None:
         self.specs = specs
         self.game = game
+        self.sandbox = sandbox
         self._running: dict[str, RunningBot] = {}
         self._channels: dict[str, GrpcPlayer] = {}
         self.restarts = 0
@@ -93,10 +97,10 @@ class Lineup:
         try:
             for spec in self.specs:
                 if spec.kind == "folder" and spec.text not in self._running:
-                    self._running[spec.text] = start_bot(spec.text)
+                    self._running[spec.text] = start_bot(spec.text, sandbox=self.sandbox)
                 elif spec.kind == "address":
                     wait_until_serving(spec.text, ADDRESS_TIMEOUT)
-        except BotFolderError as error:
+        except (BotFolderError, SandboxError) as error:
             self.close()
             raise BotFolderError(f"{spec.text}: {error}") from None
         return self
@@ -120,7 +124,7 @@ class Lineup:
                 channel = self._channels.pop(spec.text, None)
                 if channel is not None:
                     channel.close()
-                self._running[spec.text] = start_bot(spec.text)
+                self._running[spec.text] = start_bot(spec.text, sandbox=self.sandbox)
                 self.restarts += 1
             address = self._running[spec.text].address
         else:
