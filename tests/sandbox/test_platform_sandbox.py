@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -288,3 +289,28 @@ def test_arena_refuses_a_submission_past_the_limit_with_resource_exhausted_and_s
 def _manifest(name: str) -> str:
     text = (EXAMPLES / "random" / "septet-bot.toml").read_text()
     return text.replace('name = "random"', f'name = "{name}"')
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_sandbox_qualification_waits_and_never_fails_the_bot(
+    house: Any, no_bubblewrap: None
+) -> None:
+    from septet_platform.bots.qualification import bot_version_qualify
+
+    Ladder.objects.get_or_create(game="oh-hell", defaults={"min_players": 3, "max_players": 7})
+    version = _version(house, "newcomer", _archive(EXAMPLES / "random"))
+    BotVersion.objects.filter(pk=version.pk).update(status=BotVersion.Status.QUALIFYING)
+    with pytest.raises(sandbox_module.SandboxError, match="bubblewrap is not installed"):
+        bot_version_qualify(version_id=version.pk)
+    version.refresh_from_db()
+    assert (version.status, version.error_log) == (BotVersion.Status.QUALIFYING, "")
+
+
+@pytest.mark.django_db
+def test_matches_waiting_scheduled_too_long_are_requeued_and_no_others(house: Any) -> None:
+    versions = [_version(house, f"random-{n}", b"-") for n in range(3)]
+    stale, fresh, running = _match(versions), _match(versions), _match(versions)
+    Match.objects.filter(pk=running.pk).update(status=Match.Status.RUNNING)
+    later = stale.created + services.STALE_SCHEDULED + timedelta(seconds=1)
+    Match.objects.filter(pk=fresh.pk).update(created=later)
+    assert services.matches_requeue_stale(now=later) == [stale.pk]
