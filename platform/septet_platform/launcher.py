@@ -89,7 +89,7 @@ def up(argv: Sequence[str]) -> int:
         return 2
     token = _prepare(collect_static=args.production)
     children = _start_children(args)
-    _say(f"web site:      http://{args.web}/admin/")
+    _say(f"web site:      http://{args.web}/  (organisers: http://{args.web}/admin/)")
     _say(f"Arena gRPC:    {args.arena}")
     _say(f"demo API token (shown once): {token}")
     _say(f"submit a bot: export SEPTET_TOKEN={token} SEPTET_SERVER={args.arena}; septet submit FOLDER --wait")

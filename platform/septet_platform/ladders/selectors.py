@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Max
-
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating
@@ -36,7 +34,6 @@ def ladder_standings(*, ladder: Ladder) -> list[Standing]:
     rows = (
         Rating.objects.filter(ladder=ladder, bot_version__status=BotVersion.Status.ACTIVE)
         .select_related("bot_version__bot__owner")
-        .annotate(last_match=Max("changes__match__finished"))
     )
     current: dict[int, Rating] = {}
     for rating in rows:
@@ -58,7 +55,9 @@ def ladder_standings(*, ladder: Ladder) -> list[Standing]:
                 low=shown.low,
                 high=shown.high,
                 games=rating.games,
-                last_match=rating.last_match,
+                # Only ratings_apply saves a played rating, once per rated match: its `updated` is
+                # when the last one was recorded, without an aggregate over every match.
+                last_match=rating.updated if rating.games else None,
                 bot_version_id=version.pk,
                 mu=rating.mu,
                 sigma=rating.sigma,
