@@ -20,6 +20,7 @@ the platform always passes one for submitted bots, `septet match` on your own fo
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -30,7 +31,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -123,6 +124,23 @@ def build(manifest: Manifest, *, quiet: bool = True, sandbox: Sandbox | None = N
     inside `sandbox` when given (network allowed, the folder writable, nothing else)."""
     if not manifest.build:
         return
+    with _build_lock(manifest.folder):  # two workers starting one new version build it once
+        _build_once(manifest, quiet=quiet, sandbox=sandbox)
+
+
+@contextlib.contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on a folder's build, across threads and processes (flock)."""
+    key = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"septet-build-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _build_once(manifest: Manifest, *, quiet: bool, sandbox: Sandbox | None) -> None:
     stamp = manifest.folder / BUILD_STAMP
     wanted = _build_fingerprint(manifest)
     if stamp.is_file() and stamp.read_text() == wanted:
