@@ -87,7 +87,14 @@ def up(argv: Sequence[str]) -> int:
     except ImproperlyConfigured as error:
         _say(f"cannot start: {error}")
         return 2
-    token = _prepare(collect_static=args.production)
+    from referee.sandbox import SandboxError
+
+    try:
+        token = _prepare(collect_static=args.production)
+    except SandboxError as error:  # bots run only sandboxed: say how to fix it, not a traceback
+        _say(f"cannot start: {error}. Install it (apt-get install bubblewrap; scripts/start does),")
+        _say("or, for local development only, set SEPTET_ALLOW_UNSANDBOXED=1 to run bots without it")
+        return 2
     children = _start_children(args)
     _say(f"web site:      http://{args.web}/  (organisers: http://{args.web}/admin/)")
     _say(f"Arena gRPC:    {args.arena}")
