@@ -33,7 +33,9 @@ TEST_LIMITS = Limits(memory_bytes=1024 * MiB, file_bytes=8 * MiB, processes=128,
 """Smaller than production's, so the hogs hit them quickly on a shared machine."""
 TIME_CONTROL = TimeControl(per_decision=1.0, bank=3.0)  # roomy: the machine may be busy
 SECRET = "SEPTET_TEST_SECRET"
-MEMORY_SLACK = 300 * MiB
+MEMORY_SLACK = 600 * MiB
+"""Less than the memory hog holds (about 1 GiB, resident) when refused; other tests may run
+beside this one (pytest -n auto), so the machine-wide figure moves a little."""
 
 # name -> None when the bot plays on unharmed, else (forfeit status, words of the reason)
 EXPECTED: dict[str, tuple[str, str] | None] = {

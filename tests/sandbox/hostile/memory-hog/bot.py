@@ -1,4 +1,4 @@
-"""Hostile bot: allocates memory at its first decision until refused.
+"""Hostile bot: allocates and touches memory at its first decision until refused.
 
 Holding more than BREACH_AT bytes means no memory limit held: it raises BREACH. Refused, the
 MemoryError escapes decide and the bot forfeits (ERROR) with that reason.
@@ -7,6 +7,7 @@ MemoryError escapes decide and the bot forfeits (ERROR) with that reason.
 from referee.sdk import Bot, serve
 
 CHUNK = 64 << 20
+PAGE = 4096
 BREACH_AT = 8 << 30
 
 
@@ -19,7 +20,9 @@ class MemoryHog(Bot):
 
     def decide(self, info, legal):
         while len(self.hoard) * CHUNK < BREACH_AT:
-            self.hoard.append(bytearray(CHUNK))
+            chunk = bytearray(CHUNK)
+            chunk[::PAGE] = b"x" * (CHUNK // PAGE)  # touch every page: resident, not just reserved
+            self.hoard.append(chunk)
         raise RuntimeError(f"BREACH: holds {len(self.hoard) * CHUNK} bytes")
 
 
