@@ -229,3 +229,28 @@ def test_recent_matches_of_a_busy_bot_stop_at_twenty(client: Client, site: Site)
     profile = client.get("/bots/beta/").context["profile"]
     assert len(profile.recent) == 20
     assert profile.recent[0].match_id == Match.objects.order_by("-id").first().pk
+
+
+def test_bot_page_shows_its_complete_duplicate_sets_and_their_mean_rank(client: Client, site: Site) -> None:
+    table = [site.alpha, site.beta, site.scripted]
+    rotations = [match_play_recorded(site.ladder, table[r:] + table[:r], seed=77) for r in range(len(table))]
+    for rotation, match in enumerate(rotations):
+        Match.objects.filter(pk=match.pk).update(duplicate_set="set-77", rotation=rotation)
+    unfinished = Match.objects.create(ladder=site.ladder, seed=78, duplicate_set="set-78", rotation=0)
+    for seat, version in enumerate(table):
+        unfinished.seats.create(seat=seat, bot_version=version)
+    alpha_ranks = [match.seats.get(bot_version=site.alpha).rank for match in rotations]
+
+    response = client.get("/bots/alpha/")
+
+    profile = response.context["profile"]
+    assert [played.name for played in profile.duplicate_sets] == ["set-77"], "the unplayed set is left out"
+    played = profile.duplicate_sets[0]
+    assert (played.game, played.players, played.rotations) == ("oh-hell", 3, 3)
+    assert played.mean_rank == pytest.approx(sum(alpha_ranks) / 3)
+    assert played.field == sorted(["beta", SCRIPT_NAME])
+    summary = profile.duplicate_summary
+    assert [(row.game, row.players, row.sets) for row in summary] == [("oh-hell", 3, 1)]
+    page = _text(response)
+    assert "Duplicate results" in page and f"{played.mean_rank:.2f}" in page
+    assert SCRIPT_NAME not in page and ESCAPED_SCRIPT in page

@@ -3,12 +3,17 @@
 The ladder page ranks every bot as `ladders.selectors.ladder_standings` does, from plain rows,
 and takes a bot's "last match" from its rating's `updated` time: every rated match saves the
 rating (`ratings_apply`) and nothing else does, so it is when the bot's last rated match was
-recorded. The standings selector aggregates the same over every rating change of the ladder
-instead, which costs a page of a busy ladder far more than its 100 ms budget.
+recorded, without an aggregate over the ladder's matches.
+
+A bot's duplicate results: the ladder plays each seed in every seat rotation (a duplicate set),
+so a bot's mean rank over one whole set is nearly free of the luck of the deal; the bot page lists
+its recent complete sets and, per game and table size, the mean of those set means with a 95%
+interval.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +24,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
 from referee import replay as replays
+from referee.stats import MeanInterval, mean_interval
 from septet_platform.arena_api.selectors import match_replay_path
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders import ratings
@@ -29,6 +35,7 @@ from septet_platform.web.charts import Chart, rating_chart
 
 LADDER_PAGE_SIZE = 50
 RECENT_MATCHES = 20
+RECENT_DUPLICATE_SETS = 10
 CHART_POINTS = 200
 """The rating-history chart shows a ladder's last this many rating changes of a bot."""
 
@@ -163,6 +170,33 @@ class BotProfile:
     recent: list[Seat]
     owner_sees: bool
     forfeits: list[Seat] = field(default_factory=list)
+    duplicate_sets: list[DuplicateSet] = field(default_factory=list)
+    duplicate_summary: list[DuplicateSummary] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DuplicateSet:
+    """One complete duplicate set the bot played: its mean rank and score over every rotation."""
+
+    game: str
+    name: str
+    seed: int
+    players: int
+    rotations: int
+    mean_rank: float
+    mean_score: float
+    field: list[str]
+    first_match_id: int
+
+
+@dataclass(frozen=True)
+class DuplicateSummary:
+    """The bot's complete duplicate sets of one game and table size: the mean of their mean ranks."""
+
+    game: str
+    players: int
+    sets: int
+    mean_rank: MeanInterval
 
 
 def bot_profile(*, bot: Bot, viewer: AbstractBaseUser | AnonymousUser) -> BotProfile:
@@ -174,6 +208,7 @@ def bot_profile(*, bot: Bot, viewer: AbstractBaseUser | AnonymousUser) -> BotPro
     forfeits = (
         list(seats.exclude(forfeit_status="").order_by("-match_id")[:RECENT_MATCHES]) if owner_sees else []
     )
+    sets = duplicate_sets(bot=bot)
     return BotProfile(
         bot=bot,
         versions=versions,
@@ -181,7 +216,62 @@ def bot_profile(*, bot: Bot, viewer: AbstractBaseUser | AnonymousUser) -> BotPro
         recent=recent,
         owner_sees=owner_sees,
         forfeits=forfeits,
+        duplicate_sets=sets[:RECENT_DUPLICATE_SETS],
+        duplicate_summary=duplicate_summary(sets),
     )
+
+
+def duplicate_sets(*, bot: Bot, limit: int = 200) -> list[DuplicateSet]:
+    """The bot's most recent duplicate sets (up to `limit`) whose every rotation has finished,
+    newest first."""
+    names = list(
+        Seat.objects.filter(bot_version__bot=bot, match__status=Match.Status.FINISHED)
+        .exclude(match__duplicate_set="")
+        .order_by("-match_id")
+        .values_list("match__duplicate_set", flat=True)[: limit * 8]
+    )
+    wanted = list(dict.fromkeys(names))[:limit]
+    matches: dict[str, list[Match]] = defaultdict(list)
+    for match in Match.objects.filter(duplicate_set__in=wanted).select_related("ladder"):
+        matches[match.duplicate_set].append(match)
+    seats: dict[int, list[Seat]] = defaultdict(list)
+    for seat in Seat.objects.filter(match__duplicate_set__in=wanted).select_related("bot_version__bot"):
+        seats[seat.match_id].append(seat)
+    found = []
+    for name in wanted:
+        rotations = matches[name]
+        if any(match.status != Match.Status.FINISHED for match in rotations):
+            continue  # still being played (or voided and waiting): not a whole set yet
+        own = [seat for match in rotations for seat in seats[match.pk] if seat.bot_version.bot_id == bot.pk]
+        if not own or any(seat.rank is None for seat in own):
+            continue
+        others = {seat.bot_version.bot.name for m in rotations for seat in seats[m.pk]} - {bot.name}
+        first = min(rotations, key=lambda match: match.pk)
+        found.append(
+            DuplicateSet(
+                game=first.ladder.game,
+                name=name,
+                seed=first.seed,
+                players=len(seats[first.pk]),
+                rotations=len(rotations),
+                mean_rank=sum(int(seat.rank or 0) for seat in own) / len(own),
+                mean_score=sum(int(seat.score or 0) for seat in own) / len(own),
+                field=sorted(others),
+                first_match_id=first.pk,
+            )
+        )
+    return found
+
+
+def duplicate_summary(sets: Sequence[DuplicateSet]) -> list[DuplicateSummary]:
+    """Per game and table size: how many sets, and the mean of their mean ranks with its interval."""
+    grouped: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for played in sets:
+        grouped[(played.game, played.players)].append(played.mean_rank)
+    return [
+        DuplicateSummary(game, players, len(ranks), mean_interval(ranks))
+        for (game, players), ranks in sorted(grouped.items())
+    ]
 
 
 def _bot_ratings(bot: Bot) -> list[LadderRating]:
