@@ -46,6 +46,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _H
 sys.path.insert(0, str(_HERE.parent / "bots" / "examples" / "montecarlo"))
 
 from bot import MonteCarloBot  # noqa: E402
+from openskill.models import PlackettLuce  # noqa: E402
 from search import Budget  # noqa: E402
 
 from referee.games import get_game  # noqa: E402
@@ -199,7 +200,17 @@ def main() -> None:
     parser.add_argument("--max-matches", type=int, default=3000)
     parser.add_argument("--mc-worlds", type=int, default=8, help="montecarlo's worlds per decision")
     parser.add_argument("--library", type=Path, help="JSON file: the game library, reused if it exists")
+    parser.add_argument(
+        "--tau",
+        type=float,
+        help="what if: rate with openskill's dynamics factor tau set to this (the platform uses the "
+        "default, 25/300); the same update otherwise",
+    )
     args = parser.parse_args()
+    if args.tau is not None:
+        # ratings.rate reads its model from ratings.MODEL: a what-if swaps it for this process only.
+        ratings.MODEL = PlackettLuce(tau=args.tau)
+        print(f"what if: tau = {args.tau} (the platform's ladder uses {PlackettLuce().tau:.4f})")
     game = get_game(args.game)
     game.check_players(args.players)
     print(f"rating quality on {game.id}, {args.players} players; ladder weakest first: {', '.join(LADDER)}")
