@@ -18,8 +18,10 @@ error alpha/2 and type II error beta:
 - H0: the mean rank outcome is 0 (no difference), against H1+: it is +effect (B better by
   `effect` places per game), and against H1-: it is -effect (A better).
 - H1+ accepted: "B is better"; H1- accepted: "A is better"; both H0s accepted: "no difference
-  of `effect` or more". The chance of calling a difference where there is none is then at most
-  alpha, and of missing a true difference of `effect` at most beta.
+  of `effect` or more". The chance of calling a difference where there is none is then about
+  alpha at most, and of missing a true difference of `effect` about beta at most ("about": Wald's
+  bounds and the estimated variance are approximations; 40 comparisons of two equally random
+  bots called a difference twice at alpha 0.05).
 
 The set cap (`--games`) ends an undecided comparison as "inconclusive", with the intervals as
 they stand.
