@@ -28,9 +28,15 @@ FOLDER = ROOT / "bots" / "examples" / "montecarlo"
 SEPTET = str(Path(sys.executable).with_name("septet"))
 
 
+MODULES = ("bot", "search", "deal", "worlds_bidding", "worlds_black_sevens", "worlds_oh7")
+
+
 @pytest.fixture(scope="module")
-def mc(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
-    """The bot's modules, imported from its folder."""
+def mc() -> Iterator[dict[str, Any]]:
+    """The bot's modules, imported from its folder (and forgotten after, so a module of another
+    folder with the same name, such as another bot's `bot`, is never mistaken for them)."""
+    for name in MODULES:
+        sys.modules.pop(name, None)
     sys.path.insert(0, str(FOLDER))
     try:
         import bot
@@ -38,9 +44,12 @@ def mc(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
         import worlds_black_sevens
         import worlds_oh7
 
+        assert Path(bot.__file__).parent == FOLDER
         yield {"bot": bot, "search": search, "black_sevens": worlds_black_sevens, "oh7": worlds_oh7}
     finally:
         sys.path.remove(str(FOLDER))
+        for name in MODULES:
+            sys.modules.pop(name, None)
 
 
 def decisions(game: Game, players: int, seed: int) -> Iterator[tuple[Any, int]]:
