@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import socket
-import tarfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
+from archived_versions import tar_folder, version_from_archive
 from django.utils import timezone
 
 from septet_platform.bots.models import Bot, BotVersion
@@ -93,35 +91,6 @@ _ALL_GAMES = ["oh7", "oh7-advanced", "oh7-duel", "oh-hell", "black-sevens", "sev
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "bots" / "examples"
 FAULTY = ROOT / "tests" / "bots" / "faulty" / "misbehave.py"
-
-
-def tar_folder(folder: Path, extra: dict[str, str] | None = None) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for path in sorted(folder.iterdir()):
-            if path.is_file() and path.name not in (extra or {}):
-                archive.add(path, arcname=path.name)
-        for name, text in (extra or {}).items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
-def version_from_archive(owner: object, name: str, data: bytes) -> BotVersion:
-    bot = Bot.objects.create(owner=owner, name=name)
-    path = Path(settings.SEPTET_ARCHIVES_DIR) / name / "v1.tar.gz"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return BotVersion.objects.create(
-        bot=bot,
-        number=1,
-        archive=f"{name}/v1.tar.gz",
-        archive_sha256=hashlib.sha256(data).hexdigest(),
-        manifest={},
-        status=BotVersion.Status.ACTIVE,
-    )
 
 
 def match_with(game: str, versions: list[BotVersion], seed: int = 7) -> Match:

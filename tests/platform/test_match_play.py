@@ -8,7 +8,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, FAULTY, match_with, tar_folder, version_from_archive
+from archived_versions import tar_folder, version_from_archive
+from conftest import EXAMPLES, FAULTY, match_with
 from django.conf import settings
 from django.utils import timezone
 

@@ -9,9 +9,6 @@ the test's PostgreSQL database, sandboxed bots.
 
 from __future__ import annotations
 
-import hashlib
-import io
-import tarfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from archived_versions import tar_folder, version_from_archive
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from pipeline import FlakyProxy, PrivateRedis, Worker
 from sandbox_helpers import EXAMPLES, processes
 
-from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.bots.models import BotVersion
 from septet_platform.celery import app
 from septet_platform.ladders.models import Ladder, RatingChange
 from septet_platform.matches import services
@@ -37,45 +35,27 @@ SLOW_RANDOM = Path(__file__).parent / "slow-random"
 WAIT_SECONDS = 180
 
 
-def _archive(folder: Path) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for path in sorted(folder.iterdir()):
-            if path.is_file():
-                archive.add(path, arcname=path.name)
-    return buffer.getvalue()
-
-
-def _version(owner: Any, name: str, folder: Path) -> BotVersion:
-    data = _archive(folder)
-    bot = Bot.objects.create(owner=owner, name=name, is_house=True)
-    path = Path(settings.SEPTET_ARCHIVES_DIR) / name / "v1.tar.gz"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return BotVersion.objects.create(
-        bot=bot,
-        number=1,
-        archive=f"{name}/v1.tar.gz",
-        archive_sha256=hashlib.sha256(data).hexdigest(),
-        manifest={"games": ["oh-hell"]},
-        status=BotVersion.Status.ACTIVE,
-    )
-
-
 @pytest.fixture
 def seated(django_user_model: type) -> list[BotVersion]:
     owner = django_user_model.objects.create_user("house")
     return [
-        _version(owner, "slow-a", SLOW_RANDOM),
-        _version(owner, "random-b", EXAMPLES / "random"),
-        _version(owner, "slow-c", SLOW_RANDOM),
+        version_from_archive(owner, "slow-a", tar_folder(SLOW_RANDOM), games=["oh-hell"], is_house=True),
+        version_from_archive(
+            owner, "random-b", tar_folder(EXAMPLES / "random"), games=["oh-hell"], is_house=True
+        ),
+        version_from_archive(owner, "slow-c", tar_folder(SLOW_RANDOM), games=["oh-hell"], is_house=True),
     ]
 
 
 @pytest.fixture
 def quick(django_user_model: type) -> list[BotVersion]:
     owner = django_user_model.objects.create_user("quick")
-    return [_version(owner, f"random-{n}", EXAMPLES / "random") for n in range(3)]
+    return [
+        version_from_archive(
+            owner, f"random-{n}", tar_folder(EXAMPLES / "random"), games=["oh-hell"], is_house=True
+        )
+        for n in range(3)
+    ]
 
 
 def _matches(versions: list[BotVersion], count: int) -> list[Match]:

@@ -7,14 +7,12 @@ limited per user; API tokens are stored hashed."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import random
 import signal
 import subprocess
 import sys
-import tarfile
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any
 
 import grpc
 import pytest
+from archived_versions import tar_folder, version_from_archive
 from django.apps import apps
 from django.conf import settings
 from django.forms.models import model_to_dict
@@ -43,34 +42,6 @@ from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
 from septet_platform.matches import services
 from septet_platform.matches.models import Match, Seat
-
-
-def _archive(folder: Path, extra: dict[str, str] | None = None) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for path in sorted(folder.iterdir()):
-            if path.is_file() and path.name not in (extra or {}):
-                archive.add(path, arcname=path.name)
-        for name, text in (extra or {}).items():
-            info = tarfile.TarInfo(name)
-            info.size = len(text.encode())
-            archive.addfile(info, io.BytesIO(text.encode()))
-    return buffer.getvalue()
-
-
-def _version(owner: Any, name: str, data: bytes) -> BotVersion:
-    bot = Bot.objects.create(owner=owner, name=name)
-    path = Path(settings.SEPTET_ARCHIVES_DIR) / name / "v1.tar.gz"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return BotVersion.objects.create(
-        bot=bot,
-        number=1,
-        archive=f"{name}/v1.tar.gz",
-        archive_sha256=hashlib.sha256(data).hexdigest(),
-        manifest={"games": ["oh-hell"]},
-        status=BotVersion.Status.ACTIVE,
-    )
 
 
 def _match(versions: list[BotVersion], seed: int = 5) -> Match:
@@ -119,9 +90,14 @@ def test_hostile_bots_in_a_rated_match_change_nothing_else_in_the_database(
         "ports": [5432, 6379],
     }
     mallory = django_user_model.objects.create_user("mallory")
-    random_version = _version(house, "random", _archive(EXAMPLES / "random"))
+    random_version = version_from_archive(house, "random", tar_folder(EXAMPLES / "random"), games=["oh-hell"])
     hostile = [
-        _version(mallory, f"hostile-{name}", _archive(HOSTILE / name, {"targets.json": json.dumps(targets)}))
+        version_from_archive(
+            mallory,
+            f"hostile-{name}",
+            tar_folder(HOSTILE / name, {"targets.json": json.dumps(targets)}),
+            games=["oh-hell"],
+        )
         for name in ("read-outside", "write-outside", "network")
     ]
     other = _match([random_version, *hostile], seed=9)  # another match, left alone
@@ -184,7 +160,10 @@ def no_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_without_a_sandbox_the_platform_refuses_to_run_bots_and_voids_the_match(
     house: Any, no_bubblewrap: None
 ) -> None:
-    versions = [_version(house, f"random-{n}", _archive(EXAMPLES / "random")) for n in range(3)]
+    versions = [
+        version_from_archive(house, f"random-{n}", tar_folder(EXAMPLES / "random"), games=["oh-hell"])
+        for n in range(3)
+    ]
     match = _match(versions)
     played = services.match_play(match_id=match.pk, worker="w")
     assert played.outcome == "voided"
@@ -199,7 +178,10 @@ def test_the_explicit_setting_lets_development_run_bots_without_a_sandbox(
     house: Any, no_bubblewrap: None, settings: Any
 ) -> None:
     settings.SEPTET_ALLOW_UNSANDBOXED = True
-    versions = [_version(house, f"random-{n}", _archive(EXAMPLES / "random")) for n in range(3)]
+    versions = [
+        version_from_archive(house, f"random-{n}", tar_folder(EXAMPLES / "random"), games=["oh-hell"])
+        for n in range(3)
+    ]
     assert services.match_play(match_id=_match(versions).pk, worker="w").outcome == "recorded"
 
 
@@ -240,7 +222,7 @@ def test_submissions_past_the_hourly_limit_are_refused_with_when_to_retry(house:
     settings.SEPTET_SUBMISSIONS_PER_HOUR = 3
     for n in range(3):
         submission_rate_check(owner=house)  # under the limit: allowed
-        _version(house, f"bot-{n}", b"archive")
+        version_from_archive(house, f"bot-{n}", b"archive", games=["oh-hell"])
     with pytest.raises(SubmissionsExhausted, match=r"3 versions per hour per user; try again in \d+ min"):
         submission_rate_check(owner=house)
 
@@ -273,9 +255,9 @@ def test_arena_refuses_a_submission_past_the_limit_with_resource_exhausted_and_s
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             arena = arena_pb2_grpc.ArenaStub(channel)
             for name in ("first", "second"):
-                data = _archive(EXAMPLES / "random", {"septet-bot.toml": _manifest(name)})
+                data = tar_folder(EXAMPLES / "random", {"septet-bot.toml": _manifest(name)})
                 arena.SubmitBot(iter([arena_pb2.SubmitBotChunk(data=data)]), metadata=metadata)
-            data = _archive(EXAMPLES / "random", {"septet-bot.toml": _manifest("third")})
+            data = tar_folder(EXAMPLES / "random", {"septet-bot.toml": _manifest("third")})
             with pytest.raises(grpc.RpcError) as caught:
                 arena.SubmitBot(iter([arena_pb2.SubmitBotChunk(data=data)]), metadata=metadata)
     finally:
@@ -298,7 +280,7 @@ def test_without_a_sandbox_qualification_waits_and_never_fails_the_bot(
     from septet_platform.bots.qualification import bot_version_qualify
 
     Ladder.objects.get_or_create(game="oh-hell", defaults={"min_players": 3, "max_players": 7})
-    version = _version(house, "newcomer", _archive(EXAMPLES / "random"))
+    version = version_from_archive(house, "newcomer", tar_folder(EXAMPLES / "random"), games=["oh-hell"])
     BotVersion.objects.filter(pk=version.pk).update(status=BotVersion.Status.QUALIFYING)
     with pytest.raises(sandbox_module.SandboxError, match="bubblewrap is not installed"):
         bot_version_qualify(version_id=version.pk)
@@ -308,7 +290,7 @@ def test_without_a_sandbox_qualification_waits_and_never_fails_the_bot(
 
 @pytest.mark.django_db
 def test_matches_waiting_scheduled_too_long_are_requeued_and_no_others(house: Any) -> None:
-    versions = [_version(house, f"random-{n}", b"-") for n in range(3)]
+    versions = [version_from_archive(house, f"random-{n}", b"-", games=["oh-hell"]) for n in range(3)]
     stale, fresh, running = _match(versions), _match(versions), _match(versions)
     Match.objects.filter(pk=running.pk).update(status=Match.Status.RUNNING)
     later = stale.created + services.STALE_SCHEDULED + timedelta(seconds=1)
