@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import os
 import socket
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -163,6 +164,17 @@ POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 REDIS_INDEXES = range(8, 16)
 """Redis database indexes tests may claim; 0-7 are left to everything else on the machine."""
 CLAIM_KEY = "septet-test-claim"
+
+
+SEPTET = str(Path(sys.executable).with_name("septet"))
+"""The `septet` command of this environment, for tests that run it as a user would."""
+
+
+def local_address() -> str:
+    """127.0.0.1:PORT with a port free right now, for a server a test starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
 
 
 def reachable(host: str, port: int) -> bool:

@@ -138,16 +138,16 @@ def test_matches_and_ladder_of_unknown_names_are_not_found(septet: Callable) -> 
     assert code == 1 and "--limit must be 1-100" in err
 
 
-def test_replay_fetch_writes_the_stored_replay_and_verifies_it(
-    septet: Callable,
-    storage: tuple[Path, Path],
-    ladder_oh_hell: Ladder,
-    ladder_bot_factory: Callable,
-    ladder_match_factory: Callable,
-    tmp_path: Path,
-) -> None:
+@pytest.fixture
+def match(ladder_oh_hell: Ladder, ladder_bot_factory: Callable, ladder_match_factory: Callable) -> Match:
+    """A finished three-seat oh-hell match (without a replay yet)."""
     versions = [ladder_bot_factory("ada", name) for name in ("alpha", "beta", "gamma")]
-    match = ladder_match_factory(ladder_oh_hell, versions, [1, 2, 3])
+    return ladder_match_factory(ladder_oh_hell, versions, [1, 2, 3])
+
+
+def test_replay_fetch_writes_the_stored_replay_and_verifies_it(
+    septet: Callable, storage: tuple[Path, Path], match: Match, tmp_path: Path
+) -> None:
     game = get_game("oh-hell")
     players = [
         builtin_player(name, game, 5, seat) for seat, name in enumerate(("greedy", "random", "random"))
@@ -168,15 +168,8 @@ def test_replay_fetch_writes_the_stored_replay_and_verifies_it(
 
 
 def test_a_tampered_replay_is_written_but_reported_as_not_verifying(
-    septet: Callable,
-    storage: tuple[Path, Path],
-    ladder_oh_hell: Ladder,
-    ladder_bot_factory: Callable,
-    ladder_match_factory: Callable,
-    tmp_path: Path,
+    septet: Callable, storage: tuple[Path, Path], match: Match, tmp_path: Path
 ) -> None:
-    versions = [ladder_bot_factory("ada", name) for name in ("alpha", "beta", "gamma")]
-    match = ladder_match_factory(ladder_oh_hell, versions, [1, 2, 3])
     storage[1].mkdir(parents=True)
     (storage[1] / "tampered.json.gz").write_bytes(b"this is not a replay")
     Match.objects.filter(pk=match.pk).update(replay="tampered.json.gz")

@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,18 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SEPTET, local_address
 from fixtures_intake import random_copy
 
 from referee.packing import pack_folder
 
 ROOT = Path(__file__).resolve().parents[2]
-SEPTET = str(Path(sys.executable).with_name("septet"))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -48,7 +40,7 @@ def platform(tmp_path: Path, fresh_services: dict[str, str]) -> Iterator[Platfor
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL")}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     env.update(fresh_services)
-    web, arena = f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"
+    web, arena = local_address(), local_address()
     log = (tmp_path / "up.log").open("w+")
     up = subprocess.Popen(
         [SEPTET, "up", "--data", str(tmp_path / "data"), "--web", web, "--arena", arena],

@@ -11,27 +11,18 @@ import re
 import secrets
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from conftest import SEPTET, local_address
 
 from septet_platform.ladders import ratings
 
 ROOT = Path(__file__).resolve().parents[2]
-SEPTET = str(Path(sys.executable).with_name("septet"))
 WANTED_MATCHES = 24
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _query(database_url: str, sql: str) -> list[tuple]:
@@ -63,12 +54,12 @@ def test_two_production_workers_record_every_match_once_and_ratings_replay_exact
         "ALLOWED_HOSTS": "127.0.0.1",
         "SEPTET_HTTPS": "0",
     }
-    web = f"127.0.0.1:{_free_port()}"
+    web = local_address()
     data = tmp_path / "data"
     log = (tmp_path / "up.log").open("w+")
     up = subprocess.Popen(
         [SEPTET, "up", "--production", "--workers", "2", "--concurrency", "1", "--data", str(data),
-         "--web", web, "--arena", f"127.0.0.1:{_free_port()}"],
+         "--web", web, "--arena", local_address()],
         env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:

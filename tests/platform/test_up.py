@@ -5,23 +5,15 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import SEPTET, local_address
 
 ROOT = Path(__file__).resolve().parents[2]
-SEPTET = str(Path(sys.executable).with_name("septet"))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _finished_matches(database: Path) -> list[tuple[str, str]]:
@@ -41,7 +33,7 @@ def _finished_matches(database: Path) -> list[tuple[str, str]]:
 def test_septet_up_plays_rated_matches_and_stops_cleanly(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL")}
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    web, arena = f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"
+    web, arena = local_address(), local_address()
     up = subprocess.Popen(
         [SEPTET, "up", "--data", str(tmp_path), "--web", web, "--arena", arena],
         env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
