@@ -282,6 +282,81 @@ def test_replaying_the_same_results_in_order_gives_the_same_ratings(
         assert _belief(version, ladder_oh_hell) == _belief(version, second) == replayed[version.pk]
 
 
+# Two-seat duplicate sets, rated once ---------------------------------------------------------------
+
+
+def _duplicate_set(
+    make_match: MakeMatch, ladder: Ladder, table: list[BotVersion], ranks: list[list[int]], name: str
+) -> list[Match]:
+    """Rotation r seats table rotated by r, with ranks[r] ready; every rotation is still RUNNING
+    (`_finish` ends one)."""
+    rotations = []
+    for rotation, finished in enumerate(ranks):
+        seated = table[rotation:] + table[:rotation]
+        match = make_match(ladder, seated, finished, status=Match.Status.RUNNING)
+        Match.objects.filter(pk=match.pk).update(duplicate_set=name, rotation=rotation)
+        match.refresh_from_db()
+        rotations.append(match)
+    return rotations
+
+
+def _finish(match: Match, status: str = Match.Status.FINISHED) -> Match:
+    Match.objects.filter(pk=match.pk).update(status=status)
+    match.refresh_from_db()
+    return match
+
+
+@pytest.mark.django_db
+def test_a_two_seat_duplicate_set_is_rated_once_on_the_mean_ranks_when_its_last_rotation_finishes(
+    ladder_bot_factory: MakeBot, ladder_match_factory: MakeMatch
+) -> None:
+    duel = Ladder.objects.create(game="oh7-duel", min_players=2, max_players=2)
+    ada, bob = ladder_bot_factory("ada", "ada"), ladder_bot_factory("bob", "bob")
+    # Seat 0 wins both rotations: ada in rotation 0, bob in rotation 1 (seated [bob, ada]), a tie.
+    first, second = _duplicate_set(ladder_match_factory, duel, [ada, bob], [[1, 2], [1, 2]], "set-a")
+
+    assert ratings_apply(match=_finish(first)) == [], "the set is not over: nothing is rated yet"
+    assert not Rating.objects.filter(games__gt=0).exists()
+    changes = ratings_apply(match=_finish(second))
+
+    assert [change.rank for change in changes] == [1, 1]
+    assert {change.match_id for change in changes} == {second.pk}
+    tied = ratings.rate([ratings.initial(), ratings.initial()], [1, 1])
+    assert _belief(ada, duel) == _belief(bob, duel) == tied[0]
+    assert all(rating.games == 2 for rating in Rating.objects.filter(ladder=duel))
+    assert Match.objects.filter(duplicate_set="set-a", ratings_applied=True).count() == 2
+    assert ratings_apply(match=first) == [] and ratings_apply(match=second) == [], "applied once"
+    assert RatingChange.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_a_set_won_on_both_rotations_rates_the_winner_first_and_an_aborted_rotation_is_left_out(
+    ladder_bot_factory: MakeBot, ladder_match_factory: MakeMatch
+) -> None:
+    duel = Ladder.objects.create(game="oh7-duel", min_players=2, max_players=2)
+    ada, bob = ladder_bot_factory("ada", "ada"), ladder_bot_factory("bob", "bob")
+    won = _duplicate_set(ladder_match_factory, duel, [ada, bob], [[1, 2], [2, 1], [1, 2]], "set-b")
+    # ada won rotations 0 and 2; rotation 1 is aborted, and it is the last to end: it rates the set.
+    assert ratings_apply(match=_finish(won[0])) == ratings_apply(match=_finish(won[2])) == []
+    changes = ratings_apply(match=_finish(won[1], Match.Status.ABORTED))
+
+    assert [(change.rating.bot_version, change.rank) for change in changes] == [(ada, 1), (bob, 2)]
+    expected = ratings.rate([ratings.initial(), ratings.initial()], [1, 2])
+    assert (_belief(ada, duel), _belief(bob, duel)) == (expected[0], expected[1])
+    assert {change.match_id for change in changes} == {won[2].pk}, "recorded on the last finished rotation"
+    assert all(rating.games == 2 for rating in Rating.objects.filter(ladder=duel))
+
+
+@pytest.mark.django_db
+def test_sets_of_three_seats_are_still_rated_match_by_match(
+    ladder_oh_hell: Ladder, ladder_bot_factory: MakeBot, ladder_match_factory: MakeMatch
+) -> None:
+    table = [ladder_bot_factory(owner, owner) for owner in ("ada", "bob", "cy")]
+    first, *_ = _duplicate_set(ladder_match_factory, ladder_oh_hell, table, [[1, 2, 3]] * 3, "set-c")
+    assert len(ratings_apply(match=_finish(first))) == 3
+    assert all(rating.games == 1 for rating in Rating.objects.filter(ladder=ladder_oh_hell))
+
+
 # One writer per ladder ----------------------------------------------------------------------------
 
 

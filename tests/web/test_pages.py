@@ -254,3 +254,14 @@ def test_bot_page_shows_its_complete_duplicate_sets_and_their_mean_rank(client: 
     page = _text(response)
     assert "Duplicate results" in page and f"{played.mean_rank:.2f}" in page
     assert SCRIPT_NAME not in page and ESCAPED_SCRIPT in page
+
+
+def test_ladder_marks_bots_with_few_rated_games_provisional(client: Client, site: Site) -> None:
+    from septet_platform.ladders.models import Rating
+    from septet_platform.ladders.ratings import PROVISIONAL_GAMES
+
+    Rating.objects.filter(bot_version=site.beta).update(games=PROVISIONAL_GAMES)
+    rows = {row.bot: row for row in client.get("/ladders/oh-hell/").context["page"]}
+    assert rows["alpha"].provisional and not rows["beta"].provisional
+    page = _text(client.get("/ladders/oh-hell/"))
+    assert page.count('class="muted provisional"') == sum(row.provisional for row in rows.values())

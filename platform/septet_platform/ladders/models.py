@@ -39,10 +39,14 @@ class Rating(models.Model):
 
 
 class RatingChange(models.Model):
-    """One match's effect on one rating: the history a bot page charts."""
+    """One rating update: the history a bot page charts. It hangs on the match it came from, or on
+    the last rotation of a duplicate set rated as one result."""
 
     rating = models.ForeignKey(Rating, on_delete=models.CASCADE, related_name="changes")
     match = models.ForeignKey("matches.Match", on_delete=models.CASCADE, related_name="rating_changes")
+    rank = models.PositiveSmallIntegerField(
+        default=0, help_text="the rank the update used: the seat's, or its duplicate set's (1 = best)"
+    )
     mu_before = models.FloatField()
     sigma_before = models.FloatField()
     mu_after = models.FloatField()

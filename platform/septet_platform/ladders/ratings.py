@@ -37,6 +37,11 @@ ELO_BASE = 1500
 ELO_PER_MU = 400 / (BETA * math.sqrt(2) * math.log(10))
 """Display points per unit of mu (≈ 29.5): 400 points are 10:1 odds, as in Elo."""
 
+PROVISIONAL_GAMES = 50
+"""A version's place is provisional until it has played this many rated games: by then a bot a
+third of a place better than another is ranked above it on 95% of simulated ladders
+(docs/ratings.md)."""
+
 INTERVAL_SIGMAS = 2
 """The displayed interval is mu ± this many sigma (about 95%)."""
 

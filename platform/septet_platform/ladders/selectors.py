@@ -27,13 +27,17 @@ class Standing:
     mu: float
     sigma: float
 
+    @property
+    def provisional(self) -> bool:
+        """Too few rated games for its place to mean much yet (ratings.PROVISIONAL_GAMES)."""
+        return self.games < ratings.PROVISIONAL_GAMES
+
 
 def ladder_standings(*, ladder: Ladder) -> list[Standing]:
     """Each bot with an ACTIVE version rated on `ladder` (its latest such version), best first:
     by mu, then the surer rating (smaller sigma), then the bot's name; ranks 1, 2, 3, ..."""
-    rows = (
-        Rating.objects.filter(ladder=ladder, bot_version__status=BotVersion.Status.ACTIVE)
-        .select_related("bot_version__bot__owner")
+    rows = Rating.objects.filter(ladder=ladder, bot_version__status=BotVersion.Status.ACTIVE).select_related(
+        "bot_version__bot__owner"
     )
     current: dict[int, Rating] = {}
     for rating in rows:

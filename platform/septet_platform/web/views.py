@@ -116,6 +116,7 @@ def how_ratings_work(request: HttpRequest) -> HttpResponse:
             "default_sigma": round(ratings.DEFAULT_SIGMA, 2),
             "beta": round(ratings.BETA, 2),
             "sigmas": ratings.INTERVAL_SIGMAS,
+            "provisional_games": ratings.PROVISIONAL_GAMES,
             "new_bot": ratings.display(ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA),
         },
     )
