@@ -7,5 +7,6 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("septet_platform.ops.urls")),
+    path("tournaments/", include("septet_platform.tournaments.urls")),
     path("", include("septet_platform.web.urls")),
 ]

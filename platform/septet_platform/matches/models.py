@@ -20,10 +20,15 @@ class Match(models.Model):
         LADDER = "ladder"
         CHALLENGE = "challenge"
         QUALIFICATION = "qualification"
+        TOURNAMENT = "tournament"
 
     ladder = models.ForeignKey("ladders.Ladder", on_delete=models.PROTECT, related_name="matches")
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.LADDER)
     rated = models.BooleanField(default=True)
+    tournament = models.ForeignKey(
+        "tournaments.Tournament", on_delete=models.PROTECT, null=True, blank=True, related_name="matches"
+    )
+    tournament_round = models.PositiveSmallIntegerField(default=0, help_text="1, 2, ... in a tournament")
     seed = models.BigIntegerField()
     duplicate_set = models.CharField(max_length=40, blank=True, help_text="matches sharing a seed")
     rotation = models.PositiveSmallIntegerField(default=0)

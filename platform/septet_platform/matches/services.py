@@ -152,7 +152,7 @@ def match_play(*, match_id: int, worker: str) -> Played:
         log.info("match not claimed", extra={"match_id": match_id, "worker": worker})
         _ratings_catch_up(match_id)
         return Played(match_id, "not claimed")
-    match = Match.objects.select_related("ladder").get(pk=match_id)
+    match = Match.objects.select_related("ladder", "tournament").get(pk=match_id)
     context = {"match_id": match_id, "attempt": attempt, "worker": worker, "game": match.ladder.game}
     log.info("match claimed", extra=context)
     started = time.monotonic()
@@ -162,7 +162,7 @@ def match_play(*, match_id: int, worker: str) -> Played:
     try:
         players.extend(_players(seats, running, bot_sandbox()))
         game = get_game(match.ladder.game)
-        time_control = TimeControl(match.ladder.decision_seconds, match.ladder.bank_seconds)
+        time_control = _time_control(match)
         outcome = play_match(
             game, players, seed=match.seed, time_control=time_control, match_id=str(match.pk)
         )
@@ -188,6 +188,12 @@ def match_play(*, match_id: int, worker: str) -> Played:
         extra={**context, "seconds": round(time.monotonic() - started, 3), "forfeits": forfeits},
     )
     return Played(match_id, "recorded", attempt)
+
+
+def _time_control(match: Match) -> TimeControl:
+    """A tournament's own time control for its matches; the ladder's for every other match."""
+    rules = match.tournament if match.tournament is not None else match.ladder
+    return TimeControl(rules.decision_seconds, rules.bank_seconds)
 
 
 def _ratings_catch_up(match_id: int) -> None:

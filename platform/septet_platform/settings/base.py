@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "septet_platform.matches",
     "septet_platform.arena_api",
     "septet_platform.web",
+    "septet_platform.tournaments",
     "septet_platform.ops",
 ]
 
@@ -105,13 +106,17 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Named queues, so an organiser can give each kind of work its own workers: matches are the bulk,
 # qualification must not wait behind a match backlog, maintenance (scheduling, reaping) is tiny.
-SEPTET_QUEUES = ("matches", "qualification", "maintenance")
+# Tournament matches have a queue of their own, so an event finishes in predictable time while
+# the ladder keeps going (give it dedicated workers for that).
+SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments")
 CELERY_TASK_DEFAULT_QUEUE = "matches"
 CELERY_TASK_ROUTES = {
     "septet.match_run": {"queue": "matches"},
     "septet.bot_version_qualify": {"queue": "qualification"},
     "septet.matches_schedule": {"queue": "maintenance"},
     "septet.matches_reap": {"queue": "maintenance"},
+    "septet.tournament_match_run": {"queue": "tournaments"},
+    "septet.tournaments_tick": {"queue": "maintenance"},
 }
 
 # Where bot archives and replays are kept.
@@ -122,6 +127,7 @@ SEPTET_REPLAYS_DIR = DATA_DIR / "replays"
 CELERY_BEAT_SCHEDULE = {
     "schedule-matches": {"task": "septet.matches_schedule", "schedule": 10.0},
     "reap-matches": {"task": "septet.matches_reap", "schedule": 60.0},
+    "tick-tournaments": {"task": "septet.tournaments_tick", "schedule": 15.0},
 }
 
 # SQLite (the embedded default) with several worker processes: WAL lets readers run beside the
