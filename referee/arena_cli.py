@@ -1,4 +1,5 @@
-"""The CLI's commands over the platform's Arena gRPC API: submit, ladder, matches, replay fetch.
+"""The CLI's commands over the platform's Arena gRPC API: submit, ladder, matches, tournament,
+replay fetch.
 
 They are plain gRPC clients of `septet.v1.Arena`, so a bot author needs only `pip install septet`
 and a token from the site; nothing of the platform runs locally. The server address comes from
@@ -34,7 +35,7 @@ UPLOAD_CHUNK = 64 * 1024
 CALL_TIMEOUT = 30.0
 REMOTE_FAILED = 1
 QUALIFYING = "qualifying"
-COMMANDS = ("submit", "ladder", "matches")
+COMMANDS = ("submit", "ladder", "matches", "tournament")
 
 
 class ArenaError(Exception):
@@ -99,6 +100,27 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
     matches.add_argument("--game", default="", metavar="GAME", help="only this ladder's matches")
     matches.add_argument("--limit", type=int, default=20, metavar="N", help="at most N matches (default: 20)")
 
+    tournament = commands.add_parser(
+        "tournament",
+        parents=[connection],
+        help="list tournaments, read one's standings, or enter a bot",
+        description="Organised events on the platform: list them, read one's progress and standings "
+        "(mean rank over duplicate sets with a 95% interval; overlapping intervals are statistically "
+        "tied), or enter one of your bots before its deadline (needs a token).",
+        epilog="examples:\n  septet tournament list\n  septet tournament standings winter-cup\n"
+        "  septet tournament enter winter-cup my-bot",
+        formatter_class=raw,
+    )
+    actions = tournament.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
+    actions.add_parser("list", parents=[connection, as_json], help="every published tournament")
+    standings = actions.add_parser(
+        "standings", parents=[connection, as_json], help="a tournament's progress and standings"
+    )
+    standings.add_argument("name", metavar="TOURNAMENT")
+    enter = actions.add_parser("enter", parents=[connection], help="enter one of your bots")
+    enter.add_argument("name", metavar="TOURNAMENT")
+    enter.add_argument("bot", metavar="BOT")
+
     fetch = replay_commands.add_parser(
         "fetch",
         parents=[connection],
@@ -127,6 +149,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
                 return _ladder(client, args, out)
             if args.command == "matches":
                 return _matches(client, args, out)
+            if args.command == "tournament":
+                return _tournament(client, args, out)
             return _fetch(client, args, out)
     except ArenaError as error:
         print(f"septet: error: {error}", file=sys.stderr)
@@ -274,6 +298,71 @@ def _matches(client: _Client, args: argparse.Namespace, out: Console) -> int:
         )
     out.print(table)
     out.print("fetch a replay with: septet replay fetch MATCH")
+    return 0
+
+
+def _tournament(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    if args.tournament_command == "enter":
+        if not client.metadata:
+            raise ArenaError("entering needs an API token: pass --token sep_... or set SEPTET_TOKEN")
+        request = pb.EnterTournamentRequest(name=args.name, bot=args.bot)
+        entered: pb.EnterTournamentResponse = client.call("EnterTournament", request)
+        out.print(
+            f"{entered.bot} is entered in {entered.tournament.title}; its latest active version is "
+            f"frozen when entries close at {entered.tournament.entry_deadline[:16].replace('T', ' ')} UTC"
+        )
+        return 0
+    if args.tournament_command == "list":
+        tournaments = client.call("ListTournaments", pb.ListTournamentsRequest()).tournaments
+        if args.json:
+            print(json.dumps([_as_dict(tournament) for tournament in tournaments], indent=2))
+            return 0
+        if not tournaments:
+            out.print("no tournament yet")
+            return 0
+        table = _table("name", "title", "game", "format", "table", "entries close", "entrants", "status")
+        for t in tournaments:
+            table.add_row(
+                t.name,
+                t.title,
+                t.game,
+                t.format,
+                str(t.table_size),
+                t.entry_deadline[:16].replace("T", " "),
+                str(t.entrants),
+                t.status,
+            )
+        out.print(table)
+        return 0
+    response: pb.GetTournamentResponse = client.call("GetTournament", pb.GetTournamentRequest(name=args.name))
+    if args.json:
+        print(json.dumps(_as_dict(response), indent=2))
+        return 0
+    t, progress = response.tournament, response.progress
+    left = f", about {progress.seconds_left / 60:.0f} min left" if progress.seconds_left else ""
+    out.print(
+        f"[bold]{t.title}[/] ({t.name}): {t.game}, {t.format}, tables of {t.table_size}, {t.status}; "
+        f"{progress.done} of {progress.total} matches played{left}"
+    )
+    if response.problem:
+        out.print(response.problem, markup=False)
+    if not response.standings:
+        out.print(f"{len(response.entrants)} entrant(s); standings appear when entries close")
+        return 0
+    table = _table("place", "bot", "version", "mean rank", "95% interval", "sets", "tied with")
+    for row in response.standings:
+        interval = f"{row.low:.2f}..{row.high:.2f}" if row.sets > 1 else "needs 2 sets"
+        table.add_row(
+            f"{row.place}{'=' if row.tied_with else ''}",
+            row.bot,
+            str(row.version),
+            "-" if row.sets == 0 else f"{row.mean_rank:.2f}",
+            interval,
+            str(row.sets),
+            ", ".join(row.tied_with),
+        )
+    out.print(table)
+    out.print("lower mean rank is better; '=' marks entrants statistically tied with another")
     return 0
 
 

@@ -275,3 +275,125 @@ class MatchEvent(_message.Message):
     attempt: int
     match: MatchInfo
     def __init__(self, status: _Optional[str] = ..., attempt: _Optional[int] = ..., match: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...
+
+class ListTournamentsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListTournamentsResponse(_message.Message):
+    __slots__ = ("tournaments",)
+    TOURNAMENTS_FIELD_NUMBER: _ClassVar[int]
+    tournaments: _containers.RepeatedCompositeFieldContainer[TournamentSummary]
+    def __init__(self, tournaments: _Optional[_Iterable[_Union[TournamentSummary, _Mapping]]] = ...) -> None: ...
+
+class TournamentSummary(_message.Message):
+    __slots__ = ("name", "title", "game", "format", "table_size", "duplicate_sets", "rounds", "decision_seconds", "bank_seconds", "entry_deadline", "entry", "status", "entrants")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    TABLE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_SETS_FIELD_NUMBER: _ClassVar[int]
+    ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    DECISION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    BANK_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    ENTRANTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    title: str
+    game: str
+    format: str
+    table_size: int
+    duplicate_sets: int
+    rounds: int
+    decision_seconds: float
+    bank_seconds: float
+    entry_deadline: str
+    entry: str
+    status: str
+    entrants: int
+    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., game: _Optional[str] = ..., format: _Optional[str] = ..., table_size: _Optional[int] = ..., duplicate_sets: _Optional[int] = ..., rounds: _Optional[int] = ..., decision_seconds: _Optional[float] = ..., bank_seconds: _Optional[float] = ..., entry_deadline: _Optional[str] = ..., entry: _Optional[str] = ..., status: _Optional[str] = ..., entrants: _Optional[int] = ...) -> None: ...
+
+class GetTournamentRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class GetTournamentResponse(_message.Message):
+    __slots__ = ("tournament", "entrants", "progress", "standings", "problem")
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    ENTRANTS_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    tournament: TournamentSummary
+    entrants: _containers.RepeatedCompositeFieldContainer[TournamentEntrant]
+    progress: TournamentProgress
+    standings: _containers.RepeatedCompositeFieldContainer[TournamentStanding]
+    problem: str
+    def __init__(self, tournament: _Optional[_Union[TournamentSummary, _Mapping]] = ..., entrants: _Optional[_Iterable[_Union[TournamentEntrant, _Mapping]]] = ..., progress: _Optional[_Union[TournamentProgress, _Mapping]] = ..., standings: _Optional[_Iterable[_Union[TournamentStanding, _Mapping]]] = ..., problem: _Optional[str] = ...) -> None: ...
+
+class TournamentEntrant(_message.Message):
+    __slots__ = ("bot", "owner", "version")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    owner: str
+    version: int
+    def __init__(self, bot: _Optional[str] = ..., owner: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
+
+class TournamentProgress(_message.Message):
+    __slots__ = ("done", "scheduled", "total", "current_round", "seconds_left")
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULED_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_ROUND_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    done: int
+    scheduled: int
+    total: int
+    current_round: int
+    seconds_left: float
+    def __init__(self, done: _Optional[int] = ..., scheduled: _Optional[int] = ..., total: _Optional[int] = ..., current_round: _Optional[int] = ..., seconds_left: _Optional[float] = ...) -> None: ...
+
+class TournamentStanding(_message.Message):
+    __slots__ = ("place", "bot", "version", "mean_rank", "low", "high", "sets", "games", "tied_with")
+    PLACE_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    MEAN_RANK_FIELD_NUMBER: _ClassVar[int]
+    LOW_FIELD_NUMBER: _ClassVar[int]
+    HIGH_FIELD_NUMBER: _ClassVar[int]
+    SETS_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    TIED_WITH_FIELD_NUMBER: _ClassVar[int]
+    place: int
+    bot: str
+    version: int
+    mean_rank: float
+    low: float
+    high: float
+    sets: int
+    games: int
+    tied_with: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, place: _Optional[int] = ..., bot: _Optional[str] = ..., version: _Optional[int] = ..., mean_rank: _Optional[float] = ..., low: _Optional[float] = ..., high: _Optional[float] = ..., sets: _Optional[int] = ..., games: _Optional[int] = ..., tied_with: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class EnterTournamentRequest(_message.Message):
+    __slots__ = ("name", "bot")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    bot: str
+    def __init__(self, name: _Optional[str] = ..., bot: _Optional[str] = ...) -> None: ...
+
+class EnterTournamentResponse(_message.Message):
+    __slots__ = ("tournament", "bot")
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    tournament: TournamentSummary
+    bot: str
+    def __init__(self, tournament: _Optional[_Union[TournamentSummary, _Mapping]] = ..., bot: _Optional[str] = ...) -> None: ...

@@ -84,6 +84,21 @@ class ArenaStub:
                 request_serializer=septet_dot_v1_dot_arena__pb2.FollowMatchRequest.SerializeToString,
                 response_deserializer=septet_dot_v1_dot_arena__pb2.MatchEvent.FromString,
                 _registered_method=True)
+        self.ListTournaments = channel.unary_unary(
+                '/septet.v1.Arena/ListTournaments',
+                request_serializer=septet_dot_v1_dot_arena__pb2.ListTournamentsRequest.SerializeToString,
+                response_deserializer=septet_dot_v1_dot_arena__pb2.ListTournamentsResponse.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/septet.v1.Arena/GetTournament',
+                request_serializer=septet_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=septet_dot_v1_dot_arena__pb2.GetTournamentResponse.FromString,
+                _registered_method=True)
+        self.EnterTournament = channel.unary_unary(
+                '/septet.v1.Arena/EnterTournament',
+                request_serializer=septet_dot_v1_dot_arena__pb2.EnterTournamentRequest.SerializeToString,
+                response_deserializer=septet_dot_v1_dot_arena__pb2.EnterTournamentResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -164,6 +179,29 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTournaments(self, request, context):
+        """Published tournaments, the latest entry deadline first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """One tournament with its entrants, progress and standings; NOT_FOUND for an unknown name.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EnterTournament(self, request, context):
+        """Enters one of the caller's bots (needs a token). FAILED_PRECONDITION when entries are closed,
+        the caller is not invited, the bot does not play the game or is entered already;
+        PERMISSION_DENIED for another user's bot; NOT_FOUND for an unknown tournament or bot.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -216,6 +254,21 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.FollowMatch,
                     request_deserializer=septet_dot_v1_dot_arena__pb2.FollowMatchRequest.FromString,
                     response_serializer=septet_dot_v1_dot_arena__pb2.MatchEvent.SerializeToString,
+            ),
+            'ListTournaments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTournaments,
+                    request_deserializer=septet_dot_v1_dot_arena__pb2.ListTournamentsRequest.FromString,
+                    response_serializer=septet_dot_v1_dot_arena__pb2.ListTournamentsResponse.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=septet_dot_v1_dot_arena__pb2.GetTournamentRequest.FromString,
+                    response_serializer=septet_dot_v1_dot_arena__pb2.GetTournamentResponse.SerializeToString,
+            ),
+            'EnterTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnterTournament,
+                    request_deserializer=septet_dot_v1_dot_arena__pb2.EnterTournamentRequest.FromString,
+                    response_serializer=septet_dot_v1_dot_arena__pb2.EnterTournamentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -488,6 +541,87 @@ class Arena:
             '/septet.v1.Arena/FollowMatch',
             septet_dot_v1_dot_arena__pb2.FollowMatchRequest.SerializeToString,
             septet_dot_v1_dot_arena__pb2.MatchEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTournaments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/septet.v1.Arena/ListTournaments',
+            septet_dot_v1_dot_arena__pb2.ListTournamentsRequest.SerializeToString,
+            septet_dot_v1_dot_arena__pb2.ListTournamentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/septet.v1.Arena/GetTournament',
+            septet_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
+            septet_dot_v1_dot_arena__pb2.GetTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnterTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/septet.v1.Arena/EnterTournament',
+            septet_dot_v1_dot_arena__pb2.EnterTournamentRequest.SerializeToString,
+            septet_dot_v1_dot_arena__pb2.EnterTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -20,7 +20,7 @@ from django.db import close_old_connections
 from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate
 
 SERVICE = "/septet.v1.Arena/"
-USER_REQUIRED = frozenset({f"{SERVICE}SubmitBot", f"{SERVICE}RequestChallenge"})
+USER_REQUIRED = frozenset({f"{SERVICE}SubmitBot", f"{SERVICE}RequestChallenge", f"{SERVICE}EnterTournament"})
 BEARER = "bearer "
 
 current_user: contextvars.ContextVar[AbstractBaseUser | None] = contextvars.ContextVar(

@@ -26,6 +26,10 @@ from septet_platform.bots.services import BotNameTaken
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.selectors import ladder_standings
 from septet_platform.matches.models import Match
+from septet_platform.tournaments import messages as tournament_messages
+from septet_platform.tournaments import selectors as tournament_selectors
+from septet_platform.tournaments import services as tournament_services
+from septet_platform.tournaments.models import Tournament
 
 FOLLOW_POLL_SECONDS = 0.5
 OVER = frozenset({Match.Status.FINISHED, Match.Status.ABORTED, Match.Status.CANCELLED})
@@ -246,3 +250,44 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             if match.status in OVER:
                 return
             time.sleep(FOLLOW_POLL_SECONDS)
+
+    def ListTournaments(
+        self, request: pb.ListTournamentsRequest, context: grpc.ServicerContext
+    ) -> pb.ListTournamentsResponse:
+        return pb.ListTournamentsResponse(
+            tournaments=[
+                tournament_messages.summary(tournament)
+                for tournament in tournament_selectors.tournaments_list()
+            ]
+        )
+
+    def GetTournament(
+        self, request: pb.GetTournamentRequest, context: grpc.ServicerContext
+    ) -> pb.GetTournamentResponse:
+        try:
+            tournament = tournament_selectors.tournaments_list().get(name=request.name)
+        except Tournament.DoesNotExist:
+            _not_found(context, LookupError(f"no tournament named {request.name!r}"))
+        return tournament_messages.detail(tournament)
+
+    def EnterTournament(
+        self, request: pb.EnterTournamentRequest, context: grpc.ServicerContext
+    ) -> pb.EnterTournamentResponse:
+        user = current_user.get()
+        assert user is not None  # the interceptor refuses anonymous entries
+        try:
+            tournament = tournament_selectors.tournaments_list().get(name=request.name)
+            bot = bot_get(name=request.bot)
+        except Tournament.DoesNotExist:
+            _not_found(context, LookupError(f"no tournament named {request.name!r}"))
+        except Bot.DoesNotExist:
+            _not_found(context, LookupError(f"no bot named {request.bot!r}"))
+        if bot.owner_id != user.pk:
+            context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, f"{bot.name} is not your bot: enter only bots you own"
+            )
+        try:
+            tournament_services.entrant_add(tournament=tournament, user=user, bot=bot)
+        except tournament_services.TournamentError as error:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
+        return pb.EnterTournamentResponse(tournament=tournament_messages.summary(tournament), bot=bot.name)
