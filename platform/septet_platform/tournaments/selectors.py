@@ -59,7 +59,7 @@ def progress(tournament: Tournament) -> Progress:
     matches = Match.objects.filter(tournament=tournament).exclude(status=Match.Status.CANCELLED)
     scheduled = matches.count()
     done = matches.filter(status__in=DONE).count()
-    per_round = tournament.matches.filter(tournament_round=1).count()
+    per_round = matches.filter(tournament_round=1).count()
     total = max(scheduled, per_round * tournament.total_rounds)
     seconds_left = None
     if tournament.started and done and tournament.status == Tournament.Status.RUNNING:
