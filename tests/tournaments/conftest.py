@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
-from tournament_data import Recorder, make_version
+from tournament_data import Recorder, make_version, play_on_paper
 
 from septet_platform.bots.models import BotVersion
 from septet_platform.tournaments import services
@@ -43,3 +43,31 @@ def open_cup(organiser: User) -> Tournament:
         entry_deadline=timezone.now() + timedelta(hours=1),
         seed=11,
     )
+
+
+@pytest.fixture
+def arena_address(settings: object, tmp_path: object) -> Iterator[str]:
+    """host:port of an Arena server running in this process on a free port."""
+    from septet_platform.arena_api.server import create_server
+
+    server, port = create_server("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(grace=None).wait()
+
+
+@pytest.fixture
+def running_cup(open_cup: Tournament, recorder: Recorder) -> Tournament:
+    """The open cup with four entrants (ann-bot, ben-bot, cat-bot, dan-bot), closed and started,
+    every match played on paper (ann strongest, dan weakest)."""
+    for name in ("ann", "ben", "cat", "dan"):
+        version = make_version(name, f"{name}-bot")
+        services.entrant_add(tournament=open_cup, user=version.bot.owner, bot=version.bot)
+    Tournament.objects.filter(pk=open_cup.pk).update(entry_deadline=timezone.now())
+    services.tournament_start(tournament=open_cup, enqueue=recorder)
+    strength = {"ann-bot": 4.0, "ben-bot": 3.0, "cat-bot": 2.0, "dan-bot": 1.0}
+    play_on_paper(open_cup, strength.__getitem__)
+    open_cup.refresh_from_db()
+    return open_cup
