@@ -397,9 +397,12 @@ def _fetch(client: _Client, args: argparse.Namespace, out: Console) -> int:
 
 
 def _table(*columns: str) -> RichTable:
+    """A plain table whose columns keep to one line but the last, which wraps on a narrow terminal
+    (the seats of a match, say) so ids and names are never cut short."""
     table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for column in columns:
+    for column in columns[:-1]:
         table.add_column(column, no_wrap=True)
+    table.add_column(columns[-1], overflow="fold")
     return table
 
 
