@@ -45,6 +45,14 @@ def test_many_entrants_get_a_balanced_design_rather_than_every_combination() -> 
     assert formats.pair_spread(tables, 12) <= 1
 
 
+def test_eight_entrants_at_tables_of_four_get_the_fewest_tables_where_every_pair_meets_evenly() -> None:
+    tables = formats.round_robin(8, 4, random.Random(4))
+
+    assert len(tables) == 10  # 6 tables (the first equal-seating count) cannot balance the 28 pairs
+    assert formats.pair_spread(tables, 8) <= 1
+    assert len(set(Counter(entrant for table in tables for entrant in table).values())) == 1
+
+
 def test_a_design_depends_only_on_its_rng() -> None:
     assert formats.round_robin(10, 4, random.Random(9)) == formats.round_robin(10, 4, random.Random(9))
 

@@ -181,7 +181,7 @@ def test_every_table_holds_every_entrant_in_every_seat_equally(organiser: User, 
     counts = {key: seats.filter(bot_version_id=key[0], seat=key[1]).count() for key in per_seat}
     assert len(per_seat) == 8 * 4 and len(set(counts.values())) == 1
     sets = Match.objects.filter(tournament=cup).values_list("duplicate_set", flat=True).distinct()
-    assert len(sets) == 2 * 6  # the balanced design's 6 tables, 2 duplicate sets each
+    assert len(sets) == 2 * 10  # the balanced design's 10 tables, 2 duplicate sets each
 
 
 def test_standings_mark_overlapping_intervals_as_statistically_tied(

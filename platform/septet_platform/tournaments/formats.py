@@ -2,7 +2,9 @@
 
 Round robin: every combination of `size` entrants when there are few enough, otherwise a balanced
 incomplete design: `tables` tables in which every entrant sits equally often (within one) and every
-pair of entrants meets about equally often. It is built greedily (the least-seated entrants first,
+pair of entrants meets about equally often. Chosen automatically, it is the fewest tables (a
+multiple that seats everyone equally) for which every pair meets as often as any other, within one.
+Each design is built greedily (the least-seated entrants first,
 then those who have met the table least) and improved by swapping entrants between tables while the
 sum of squared pair counts falls; swaps keep each entrant's number of tables unchanged.
 
@@ -67,7 +69,20 @@ def round_robin(entrants: int, size: int, rng: random.Random, tables: int = 0) -
         return [tuple(table) for table in itertools.combinations(range(entrants), size)]
     if tables > total:
         raise FormatImpossible(f"{tables} tables asked but only {total} different tables of {size} exist")
-    count = tables or automatic_tables(entrants, size)
+    if tables:
+        return _balanced(entrants, size, tables, rng)
+    # Automatic: the fewest tables (seating everyone equally) whose design is balanced to within one.
+    step = entrants // math.gcd(entrants, size)
+    count = automatic_tables(entrants, size)
+    while True:
+        design = _balanced(entrants, size, count, rng)
+        if pair_spread(design, entrants) <= 1 or count + step > total:
+            return design
+        count += step
+
+
+def _balanced(entrants: int, size: int, count: int, rng: random.Random) -> list[Table]:
+    """The most even of RESTARTS greedy designs of `count` tables, each improved by swaps."""
     best: list[list[int]] | None = None
     for _ in range(RESTARTS):
         design = _greedy(entrants, size, count, rng)
