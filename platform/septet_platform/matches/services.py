@@ -266,13 +266,16 @@ def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:
     return True
 
 
-def matches_requeue_stale(*, now: datetime | None = None) -> list[int]:
+def matches_requeue_stale(*, now: datetime | None = None, tournaments: bool = False) -> list[int]:
     """Ids of matches SCHEDULED for longer than STALE_SCHEDULED (or voided and not yet retried):
     their task may have been lost with a broker's queue, so the caller queues them again (a
-    duplicate delivery is harmless: only one claim succeeds)."""
+    duplicate delivery is harmless: only one claim succeeds). Matches outside tournaments by
+    default; `tournaments=True` for tournament matches only (the tournaments tick queues those,
+    on their own queue, and not while their event is paused)."""
     now = now or timezone.now()
     return list(
         Match.objects.filter(status=Match.Status.SCHEDULED, created__lt=now - STALE_SCHEDULED)
+        .filter(tournament__isnull=not tournaments)
         .filter(models.Q(started__isnull=True) | models.Q(started__lt=now - STALE_SCHEDULED))
         .values_list("pk", flat=True)
     )

@@ -42,7 +42,7 @@ def tournaments_tick_task() -> int:
         services.tournament_start(tournament=tournament, enqueue=tournament_match_run_task.delay)
     for tournament in Tournament.objects.filter(status=Tournament.Status.RUNNING):
         services.tournament_advance(tournament=tournament, enqueue=tournament_match_run_task.delay)
-    stale = set(match_services.matches_requeue_stale())
+    stale = set(match_services.matches_requeue_stale(tournaments=True))
     for match_id in Match.objects.filter(
         pk__in=stale, tournament__status=Tournament.Status.RUNNING
     ).values_list("pk", flat=True):
