@@ -106,3 +106,27 @@ def test_the_replay_archive_holds_every_played_match_with_its_seating(
         "cat-bot",
         "dan-bot",
     }
+
+
+def test_an_organiser_creates_a_tournament_in_the_admin_and_a_bad_one_is_refused(
+    client: Client, organiser: User
+) -> None:
+    organiser.is_superuser = True
+    organiser.save()
+    client.force_login(organiser)
+    form = {
+        "name": "admin-cup", "title": "Admin cup", "game": "oh-hell", "format": "round-robin",
+        "table_size": "8", "duplicate_sets": "1", "tables": "0", "rounds": "3", "decision_seconds": "1.0",
+        "bank_seconds": "10.0", "entry_deadline_0": "2030-01-01", "entry_deadline_1": "12:00:00",
+        "entry": "open", "organiser": str(organiser.pk), "published": "on", "seed": "5",
+        "entrants-TOTAL_FORMS": "0", "entrants-INITIAL_FORMS": "0",
+    }  # fmt: skip
+    add = reverse("admin:tournaments_tournament_add")
+
+    page = client.post(add, form).content.decode()
+    assert "oh-hell is played by 3-7 players, not 8" in page
+    assert not Tournament.objects.exists()
+
+    assert client.post(add, {**form, "table_size": "4"}).status_code == 302
+    cup = Tournament.objects.get(name="admin-cup")
+    assert (cup.table_size, cup.status, cup.published) == (4, Tournament.Status.OPEN, True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -17,8 +18,28 @@ class EntrantInline(admin.TabularInline):
     raw_id_fields = ("bot", "version")
 
 
+class TournamentForm(forms.ModelForm):
+    """The admin's form: the same checks as `tournament_create` (game, table size, counts)."""
+
+    class Meta:
+        model = Tournament
+        fields = "__all__"
+
+    def clean(self) -> dict[str, object]:
+        data: dict[str, object] = super().clean()
+        fields = ("game", "table_size", "format", "entry", "duplicate_sets", "tables", "rounds")
+        times = ("decision_seconds", "bank_seconds")
+        if all(data.get(name) is not None for name in (*fields, *times)):
+            try:
+                services.tournament_check(**{name: data[name] for name in (*fields, *times)})  # type: ignore[arg-type]
+            except services.TournamentError as error:
+                raise forms.ValidationError(str(error)) from None
+        return data
+
+
 @admin.register(Tournament)
 class TournamentAdmin(admin.ModelAdmin):
+    form = TournamentForm
     list_display = ("name", "title", "game", "format", "table_size", "entry_deadline", "status", "published")
     list_filter = ("status", "game", "format", "published")
     prepopulated_fields = {"name": ("title",)}

@@ -55,26 +55,18 @@ def tournament_create(
     published: bool = True,
     seed: int | None = None,
 ) -> Tournament:
-    """A new OPEN tournament; TournamentError for an unknown game, a table size the game does not
-    allow, a format or entry rule that does not exist, or counts and times that are not positive."""
-    games = all_games()
-    if game not in games:
-        raise TournamentError(f"unknown game {game!r}; the games are: {', '.join(games)}")
-    players = games[game].players
-    if table_size not in players:
-        raise TournamentError(
-            f"{game} is played by {players.start}-{players.stop - 1} players, not {table_size}"
-        )
-    if format not in Tournament.Format.values:
-        raise TournamentError(f"unknown format {format!r}; use one of {', '.join(Tournament.Format.values)}")
-    if entry not in Tournament.Entry.values:
-        raise TournamentError(
-            f"unknown entry rule {entry!r}; use one of {', '.join(Tournament.Entry.values)}"
-        )
-    if duplicate_sets < 1 or rounds < 1 or tables < 0:
-        raise TournamentError("duplicate sets and rounds must be 1 or more, tables 0 or more")
-    if decision_seconds <= 0 or bank_seconds < 0:
-        raise TournamentError("the time control needs positive decision seconds and a bank of 0 or more")
+    """A new OPEN tournament; TournamentError (see `tournament_check`) or for a name in use."""
+    tournament_check(
+        game=game,
+        table_size=table_size,
+        format=format,
+        entry=entry,
+        duplicate_sets=duplicate_sets,
+        tables=tables,
+        rounds=rounds,
+        decision_seconds=decision_seconds,
+        bank_seconds=bank_seconds,
+    )
     if Tournament.objects.filter(name=name).exists():
         raise TournamentError(f"a tournament named {name!r} exists already")
     with transaction.atomic():
@@ -97,6 +89,41 @@ def tournament_create(
         )
         tournament.invited.set(invited)
     return tournament
+
+
+def tournament_check(
+    *,
+    game: str,
+    table_size: int,
+    format: str,
+    entry: str,
+    duplicate_sets: int,
+    tables: int,
+    rounds: int,
+    decision_seconds: float,
+    bank_seconds: float,
+) -> None:
+    """TournamentError for an unknown game, a table size the game does not allow, a format or entry
+    rule that does not exist, or counts and times that are not positive (the admin form checks
+    with it too)."""
+    games = all_games()
+    if game not in games:
+        raise TournamentError(f"unknown game {game!r}; the games are: {', '.join(games)}")
+    players = games[game].players
+    if table_size not in players:
+        raise TournamentError(
+            f"{game} is played by {players.start}-{players.stop - 1} players, not {table_size}"
+        )
+    if format not in Tournament.Format.values:
+        raise TournamentError(f"unknown format {format!r}; use one of {', '.join(Tournament.Format.values)}")
+    if entry not in Tournament.Entry.values:
+        raise TournamentError(
+            f"unknown entry rule {entry!r}; use one of {', '.join(Tournament.Entry.values)}"
+        )
+    if duplicate_sets < 1 or rounds < 1 or tables < 0:
+        raise TournamentError("duplicate sets and rounds must be 1 or more, tables 0 or more")
+    if decision_seconds <= 0 or bank_seconds < 0:
+        raise TournamentError("the time control needs positive decision seconds and a bank of 0 or more")
 
 
 def _plays(version: BotVersion, game: str) -> bool:
