@@ -35,6 +35,7 @@ def test_the_list_shows_published_tournaments_only(
     page = client.get(reverse("tournaments:list")).content.decode()
 
     assert "The Cup" in page and reverse("tournaments:detail", args=["cup"]) in page
+    assert f'<a href="{reverse("tournaments:list")}">Tournaments</a>' in page  # in the site's menu
     assert "Secret draft" not in page
     assert client.get(reverse("tournaments:detail", args=["draft"])).status_code == 404
     assert client.get(reverse("tournaments:detail", args=["nothing"])).status_code == 404

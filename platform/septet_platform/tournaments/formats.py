@@ -4,9 +4,9 @@ Round robin: every combination of `size` entrants when there are few enough, oth
 incomplete design: `tables` tables in which every entrant sits equally often (within one) and every
 pair of entrants meets about equally often. Chosen automatically, it is the fewest tables (a
 multiple that seats everyone equally) for which every pair meets as often as any other, within one.
-Each design is built greedily (the least-seated entrants first,
-then those who have met the table least) and improved by swapping entrants between tables while the
-sum of squared pair counts falls; swaps keep each entrant's number of tables unchanged.
+Each design is built greedily (the least-seated entrants first, then those who have met the table
+least) and improved by swapping entrants between tables while the sum of squared pair counts
+falls; swaps keep each entrant's number of tables unchanged.
 
 Swiss: each round sorts the entrants by their standing so far and seats neighbours together; when
 `size` does not divide the field, the entrants who have sat out least (the lowest placed among
