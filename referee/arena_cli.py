@@ -339,7 +339,7 @@ def _tournament(client: _Client, args: argparse.Namespace, out: Console) -> int:
         print(json.dumps(_as_dict(response), indent=2))
         return 0
     t, progress = response.tournament, response.progress
-    left = f", about {progress.seconds_left / 60:.0f} min left" if progress.seconds_left else ""
+    left = f", about {_duration(progress.seconds_left)} left" if progress.seconds_left else ""
     out.print(
         f"[bold]{t.title}[/] ({t.name}): {t.game}, {t.format}, tables of {t.table_size}, {t.status}; "
         f"{progress.done} of {progress.total} matches played{left}"
@@ -364,6 +364,10 @@ def _tournament(client: _Client, args: argparse.Namespace, out: Console) -> int:
     out.print(table)
     out.print("lower mean rank is better; '=' marks entrants statistically tied with another")
     return 0
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def _seat(seat: pb.SeatInfo) -> str:

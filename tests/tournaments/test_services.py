@@ -263,3 +263,18 @@ def test_pause_resume_and_cancel(
     with pytest.raises(services.TournamentError, match="cancelled already"):
         services.tournament_cancel(tournament=open_cup)
     assert selectors.progress(open_cup).total == 0
+
+
+def test_places_count_the_entrants_clearly_better_and_never_rise_down_the_list() -> None:
+    from referee.stats import MeanInterval
+
+    nan = float("nan")
+    listed = [
+        MeanInterval(1.0, 0.9, 1.1, 3),
+        MeanInterval(2.0, 1.8, 2.2, 3),  # clearly behind the first
+        MeanInterval(2.1, 0.5, 3.7, 3),  # overlaps everyone, listed third: not above second place
+        MeanInterval(3.0, 2.9, 3.1, 3),  # clearly behind the first two
+        MeanInterval(nan, nan, nan, 0),  # no game yet
+    ]
+
+    assert selectors.places(listed) == [1, 2, 2, 3, 5]

@@ -59,7 +59,7 @@ def demo_tournament(
     tournament = services.tournament_create(
         organiser=organiser,
         name=name,
-        title=f"{name.replace('-', ' ').title()} ({game})",
+        title=name.replace("-", " ").title(),
         game=game,
         table_size=table_size,
         duplicate_sets=duplicate_sets,

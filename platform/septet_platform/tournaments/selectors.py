@@ -4,8 +4,8 @@ Standings: a duplicate set is one deal played once per seat rotation, so luck of
 the seat cancels within it; an entrant's score for a set is its mean rank over the set's ranked
 games. Its standing is the mean of those per-set means with a Student-t 95% interval
 (referee.stats). Entrants are listed by mean; `place` is 1 + the number of entrants whose interval
-lies wholly better, so entrants whose intervals overlap are statistically tied and may share a
-place rather than being separated by luck.
+lies wholly better (never less than the place of an entrant listed above), so entrants whose
+intervals overlap are statistically tied and may share a place rather than being separated by luck.
 """
 
 from __future__ import annotations
@@ -145,18 +145,36 @@ def standings(tournament: Tournament) -> list[Standing]:
         for e in entrants
     ]
     rows.sort(key=lambda row: (math.isnan(row.interval.mean), row.interval.mean, row.bot))
-    for row in rows:
+    for row, place in zip(rows, places([row.interval for row in rows]), strict=True):
+        row.place = place
         if math.isnan(row.interval.mean):
-            row.place = len(rows)
             continue
-        others = [other for other in rows if other is not row and not math.isnan(other.interval.mean)]
-        row.place = 1 + sum(other.interval.high < row.interval.low for other in others)
         row.tied_with = [
             other.bot
-            for other in others
-            if other.interval.low <= row.interval.high and row.interval.low <= other.interval.high
+            for other in rows
+            if other is not row
+            and not math.isnan(other.interval.mean)
+            and other.interval.low <= row.interval.high
+            and row.interval.low <= other.interval.high
         ]
     return rows
+
+
+def places(intervals: list[MeanInterval]) -> list[int]:
+    """The places of entrants listed by mean (best first; no games yet: last): 1 + the number of
+    others whose interval lies wholly better, never better than the place of one listed above
+    (a wide interval must not read as a better place)."""
+    played = [interval for interval in intervals if not math.isnan(interval.mean)]
+    result: list[int] = []
+    floor = 1
+    for interval in intervals:
+        if math.isnan(interval.mean):
+            result.append(len(intervals))
+            continue
+        better = sum(other.high < interval.low for other in played if other is not interval)
+        floor = max(floor, 1 + better)
+        result.append(floor)
+    return result
 
 
 @dataclass(frozen=True)
