@@ -6,7 +6,7 @@ import functools
 import random
 import socket
 
-from celery import Task, shared_task
+from celery import Task, current_app, shared_task
 from django.db import DatabaseError, transaction
 
 from septet_platform.ladders.matchmaking import matches_schedule
@@ -19,6 +19,7 @@ DATABASE_RETRY = {"autoretry_for": (DatabaseError,), "retry_backoff": 2, "retry_
 """A database that is briefly unreachable makes a task retry (backing off), not drop its match."""
 MAX_DATABASE_RETRIES = 30
 MAX_WAITING_PER_LADDER = 16
+TOURNAMENT_MATCH_TASK = "septet.tournament_match_run"
 
 
 @shared_task(bind=True, name="septet.match_run", max_retries=MAX_DATABASE_RETRIES, **DATABASE_RETRY)
@@ -59,6 +60,12 @@ def matches_reap_task() -> int:
     """Hands matches of dead workers (expired leases) back to the queue, and queues again the
     matches whose task was lost while they waited (a broker that lost its queue)."""
     expired = services.matches_reap() + services.matches_requeue_stale()
+    in_events = set(
+        Match.objects.filter(pk__in=expired, tournament__isnull=False).values_list("pk", flat=True)
+    )
     for match_id in expired:
-        match_run_task.delay(match_id)
+        if match_id in in_events:  # by name: the tournaments app builds on this one, not the reverse
+            current_app.send_task(TOURNAMENT_MATCH_TASK, (match_id,))  # its queue; held while paused
+        else:
+            match_run_task.delay(match_id)
     return len(expired)
