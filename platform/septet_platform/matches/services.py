@@ -10,8 +10,9 @@ referee's forfeit policy says; the other seats' game is played out.
 
 Every bot process runs inside the bubblewrap sandbox (`bot_sandbox`); a sandbox that cannot be
 made is our failure (the attempt is voided), unless `SEPTET_ALLOW_UNSANDBOXED` is set for local
-development. A match left SCHEDULED whose task was lost (a broker restarted without its queue)
-is queued again by `matches_requeue_stale`.
+development. House bots' processes stay warm between matches of one worker (`warm.py`); a
+submitted bot's process lives for its match only. A match left SCHEDULED whose task was lost (a
+broker restarted without its queue) is queued again by `matches_requeue_stale`.
 """
 
 from __future__ import annotations
@@ -43,8 +44,11 @@ from referee.sandbox import Sandbox, SandboxError, check_available
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import ratings_apply
 from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.warm import WarmBot, WarmHouseBots
 
 log = logging.getLogger(__name__)
+WARM_HOUSE_BOTS = WarmHouseBots()
+"""This worker process's idle house-bot processes (see warm.py)."""
 
 LEASE = timedelta(minutes=5)
 """How long a claim holds before the reaper may hand the match to another worker."""
@@ -158,14 +162,20 @@ def match_play(*, match_id: int, worker: str) -> Played:
     started = time.monotonic()
     seats = list(Seat.objects.filter(match=match).select_related("bot_version__bot").order_by("seat"))
     running: dict[int, RunningBot] = {}
+    warm: dict[int, WarmBot] = {}
+    clean: set[int] = set()
     players: list[Player] = []
+    sandbox: Sandbox | None = None
     try:
-        players.extend(_players(seats, running, bot_sandbox()))
+        sandbox = bot_sandbox()
+        players.extend(_players(seats, running, sandbox, seed=match.seed, warm=warm))
         game = get_game(match.ladder.game)
         time_control = _time_control(match)
         outcome = play_match(
             game, players, seed=match.seed, time_control=time_control, match_id=str(match.pk)
         )
+        forfeited = {seats[forfeit.seat].bot_version_id for forfeit in outcome.forfeits}
+        clean = {seat.bot_version_id for seat in seats} - forfeited
     except Exception:
         log.exception("match voided by an infrastructure failure", extra=context)
         Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt=attempt).update(
@@ -176,8 +186,7 @@ def match_play(*, match_id: int, worker: str) -> Played:
         for player in players:
             if isinstance(player, GrpcPlayer):
                 player.close()
-        for bot in running.values():
-            bot.stop()
+        _bots_done(seats, running, warm, sandbox, seed=match.seed, clean=clean)
     if not match_record(match_id=match_id, attempt=attempt, outcome=outcome):
         log.warning("match lost its claim before recording", extra=context)
         return Played(match_id, "lost its claim", attempt)
@@ -203,23 +212,37 @@ def _ratings_catch_up(match_id: int) -> None:
         ratings_apply(match=Match.objects.get(pk=match_id))
 
 
-def _players(seats: list[Seat], running: dict[int, RunningBot], sandbox: Sandbox | None) -> list[Player]:
+def _players(
+    seats: list[Seat],
+    running: dict[int, RunningBot],
+    sandbox: Sandbox | None,
+    *,
+    seed: int,
+    warm: dict[int, WarmBot],
+) -> list[Player]:
     """One gRPC player per seat; each distinct version is started once (in `sandbox`), a failed
     start forfeits its seats; a sandbox that cannot be made raises SandboxError (voids the attempt).
+    A house bot's version takes a warm process of an earlier match when there is one (`warm.py`).
 
     The processes are launched one after another on this thread (a sandboxed bot dies with the
     thread that launched it) and then waited for together, since a start is mostly waiting for the
     bot to serve. Every launched bot is in `running` before anything can raise, so the caller
     stops it whatever happens."""
     failed: dict[int, str] = {}
+    launched: list[int] = []
     for seat in seats:
         version = seat.bot_version
-        if version.pk not in running and version.pk not in failed:
-            try:
-                running[version.pk] = launch_bot(version_folder(version), sandbox=sandbox)
-            except BotFolderError as error:
-                failed[version.pk] = str(error).splitlines()[0]
-    launched = [pk for pk in running if pk not in failed]
+        if version.pk in running or version.pk in failed:
+            continue
+        reused = WARM_HOUSE_BOTS.take(version.pk, seed) if _keeps_warm(version, sandbox) else None
+        if reused is not None:
+            running[version.pk], warm[version.pk] = reused.bot, reused
+            continue
+        try:
+            running[version.pk] = launch_bot(version_folder(version), sandbox=sandbox)
+            launched.append(version.pk)
+        except BotFolderError as error:
+            failed[version.pk] = str(error).splitlines()[0]
     with ThreadPoolExecutor(max_workers=max(len(launched), 1)) as pool:
         waits = {pk: pool.submit(running[pk].wait_until_healthy) for pk in launched}
     for pk, wait in waits.items():
@@ -236,6 +259,32 @@ def _players(seats: list[Seat], running: dict[int, RunningBot], sandbox: Sandbox
         else:
             players.append(GrpcPlayer(running[version.pk].address, name))
     return players
+
+
+def _keeps_warm(version: BotVersion, sandbox: Sandbox | None) -> bool:
+    """Only house bots, only inside the sandbox (which kills them with the worker), if enabled."""
+    return bool(version.bot.is_house and sandbox is not None and settings.SEPTET_WARM_HOUSE_BOTS)
+
+
+def _bots_done(
+    seats: list[Seat],
+    running: dict[int, RunningBot],
+    warm: dict[int, WarmBot],
+    sandbox: Sandbox | None,
+    *,
+    seed: int,
+    clean: set[int],
+) -> None:
+    """After a match: house bots that played it in good order (`clean`: no forfeit) go back to the
+    warm pool, having played `seed`; every other process is stopped."""
+    versions = {seat.bot_version_id: seat.bot_version for seat in seats}
+    for pk, bot in running.items():
+        if pk in clean and _keeps_warm(versions[pk], sandbox):
+            kept = warm.get(pk) or WarmBot(bot)
+            kept.seeds.add(seed)
+            WARM_HOUSE_BOTS.give_back(pk, kept)
+        else:
+            bot.stop()
 
 
 def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:

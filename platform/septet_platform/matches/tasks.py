@@ -7,6 +7,7 @@ import random
 import socket
 
 from celery import Task, current_app, shared_task
+from celery.signals import worker_process_shutdown, worker_shutdown
 from django.db import DatabaseError, transaction
 
 from septet_platform.ladders.matchmaking import matches_schedule
@@ -69,3 +70,10 @@ def matches_reap_task() -> int:
         else:
             match_run_task.delay(match_id)
     return len(expired)
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _warm_bots_stop(**_: object) -> None:
+    """A worker (or a prefork child) stopping stops the house bots it kept warm."""
+    services.WARM_HOUSE_BOTS.stop_all()

@@ -144,6 +144,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # platform run them bare where bubblewrap cannot work: local development only; prod refuses it.
 SEPTET_ALLOW_UNSANDBOXED = os.environ.get("SEPTET_ALLOW_UNSANDBOXED", "") in ("1", "true", "True", "yes")
 
+# House bots' processes are reused between a worker's matches (never for a seed they played;
+# submitted bots always start afresh): most of what a match costs is starting bots.
+SEPTET_WARM_HOUSE_BOTS = os.environ.get("SEPTET_WARM_HOUSE_BOTS", "1") not in ("0", "false", "False", "")
+
 # Submissions per user (Arena SubmitBot): at most this many in any rolling hour.
 SEPTET_SUBMISSIONS_PER_HOUR = int(os.environ.get("SEPTET_SUBMISSIONS_PER_HOUR", "12"))
 

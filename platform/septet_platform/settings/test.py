@@ -30,3 +30,6 @@ DATA_DIR = Path(os.environ.get("SEPTET_DATA_DIR") or tempfile.mkdtemp(prefix="se
 SEPTET_ARCHIVES_DIR = DATA_DIR / "archives"
 SEPTET_REPLAYS_DIR = DATA_DIR / "replays"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
+
+# Tests count bot processes after each match; the ones about warm house bots turn this on.
+SEPTET_WARM_HOUSE_BOTS = False
