@@ -22,7 +22,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
     echo "$wanted" > "$stamp"
 fi
 # Bots run read-only in the sandbox and cannot cache bytecode of the SDK they import: compile it
-# here (a no-op when up to date), or every bot start compiles the referee package again.
-.venv/bin/python -m compileall -q -j 0 referee bots/examples >/dev/null
+# here (a no-op when up to date), or every bot start compiles the referee package again. (Bot
+# folders are left alone: a copy of an example should not carry a __pycache__.)
+.venv/bin/python -m compileall -q -j 0 referee >/dev/null
 export PATH="$SEPTET_ROOT/.venv/bin:$PATH"
 export VIRTUAL_ENV="$SEPTET_ROOT/.venv"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,3 +40,48 @@ def page(browser: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     opened = context.new_page()
     yield opened
     context.close()
+
+
+# The Arena service running in this process (test_arena.py, test_arena_cli.py) -----------------
+
+
+class Queued:
+    """Stands in for a Celery task: records what `.delay` was called with."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def delay(self, object_id: int) -> None:
+        self.calls.append(object_id)
+
+
+@pytest.fixture
+def storage(settings: Any, tmp_path: Path) -> tuple[Path, Path]:
+    """Private archive and replay folders for the test."""
+    settings.SEPTET_ARCHIVES_DIR = tmp_path / "archives"
+    settings.SEPTET_REPLAYS_DIR = tmp_path / "replays"
+    return settings.SEPTET_ARCHIVES_DIR, settings.SEPTET_REPLAYS_DIR
+
+
+@pytest.fixture
+def queued(monkeypatch: pytest.MonkeyPatch) -> dict[str, Queued]:
+    """The qualification and match tasks, recorded instead of sent to a broker."""
+    from septet_platform.arena_api import services
+
+    tasks = {"qualify": Queued(), "match": Queued()}
+    monkeypatch.setattr(services, "bot_version_qualify_task", tasks["qualify"])
+    monkeypatch.setattr(services, "match_run_task", tasks["match"])
+    return tasks
+
+
+@pytest.fixture
+def arena_address(storage: tuple[Path, Path], queued: dict[str, Queued]) -> Iterator[str]:
+    """host:port of an Arena server running in this process on a free port."""
+    from septet_platform.arena_api.server import create_server
+
+    server, port = create_server("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(grace=None).wait()

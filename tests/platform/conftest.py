@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import socket
-import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import Any
 
 import pytest
-from archived_versions import tar_folder, version_from_archive
+from bot_versions import ALL_GAMES, tar_folder, version_from_archive, version_row
 from django.utils import timezone
+from platform_support import EXAMPLES, POSTGRES_ADMIN, claimed_redis_index, reachable
 
-from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match, Seat
 
@@ -43,17 +37,13 @@ def ladder_bot_factory(django_user_model: type) -> Callable[..., BotVersion]:
         is_house: bool = False,
         games: Sequence[str] | None = None,
     ) -> BotVersion:
-        user, _ = django_user_model.objects.get_or_create(username=owner)
-        bot, _ = Bot.objects.get_or_create(owner=user, name=name, defaults={"is_house": is_house})
-        manifest = {"name": name, "games": list(games) if games is not None else _ALL_GAMES}
-        digest = hashlib.sha256(f"{name}/{number}".encode()).hexdigest()
-        return BotVersion.objects.create(
-            bot=bot,
+        return version_row(
+            owner,
+            name,
             number=number,
-            archive=f"{digest}.tar.gz",
-            archive_sha256=digest,
-            manifest=manifest,
             status=status,
+            is_house=is_house,
+            games=ALL_GAMES if games is None else games,
         )
 
     return make
@@ -84,22 +74,7 @@ def ladder_match_factory() -> Callable[..., Match]:
     return make
 
 
-_ALL_GAMES = ["oh7", "oh7-advanced", "oh7-duel", "oh-hell", "black-sevens", "seven-up-seven-down"]
-
-
 # Bot versions with real archives, and matches seating them (for the match-playing tests).
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "bots" / "examples"
-FAULTY = ROOT / "tests" / "bots" / "faulty" / "misbehave.py"
-
-
-def match_with(game: str, versions: list[BotVersion], seed: int = 7) -> Match:
-    ladder, _ = Ladder.objects.get_or_create(game=game, defaults={"min_players": 3, "max_players": 7})
-    match = Match.objects.create(ladder=ladder, seed=seed)
-    for seat, version in enumerate(versions):
-        Seat.objects.create(match=match, seat=seat, bot_version=version)
-    return match
 
 
 @pytest.fixture
@@ -112,95 +87,8 @@ def played_versions(django_user_model: type) -> list[BotVersion]:
     ]
 
 
-# The Arena service running in this process (test_arena.py, test_arena_cli.py) -----------------
-
-
-class Queued:
-    """Stands in for a Celery task: records what `.delay` was called with."""
-
-    def __init__(self) -> None:
-        self.calls: list[int] = []
-
-    def delay(self, object_id: int) -> None:
-        self.calls.append(object_id)
-
-
-@pytest.fixture
-def storage(settings: Any, tmp_path: Path) -> tuple[Path, Path]:
-    """Private archive and replay folders for the test."""
-    settings.SEPTET_ARCHIVES_DIR = tmp_path / "archives"
-    settings.SEPTET_REPLAYS_DIR = tmp_path / "replays"
-    return settings.SEPTET_ARCHIVES_DIR, settings.SEPTET_REPLAYS_DIR
-
-
-@pytest.fixture
-def queued(monkeypatch: pytest.MonkeyPatch) -> dict[str, Queued]:
-    """The qualification and match tasks, recorded instead of sent to a broker."""
-    from septet_platform.arena_api import services
-
-    tasks = {"qualify": Queued(), "match": Queued()}
-    monkeypatch.setattr(services, "bot_version_qualify_task", tasks["qualify"])
-    monkeypatch.setattr(services, "match_run_task", tasks["match"])
-    return tasks
-
-
-@pytest.fixture
-def arena_address(storage: tuple[Path, Path], queued: dict[str, Queued]) -> Iterator[str]:
-    """host:port of an Arena server running in this process on a free port."""
-    from septet_platform.arena_api.server import create_server
-
-    server, port = create_server("127.0.0.1:0")
-    server.start()
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.stop(grace=None).wait()
-
-
 # A PostgreSQL database and a Redis database index of a test's own (test_end_to_end.py, test_scale.py,
 # test_ops.py) ------------------------------------------------------------------------------------
-
-POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
-REDIS_INDEXES = range(8, 16)
-"""Redis database indexes tests may claim; 0-7 are left to everything else on the machine."""
-CLAIM_KEY = "septet-test-claim"
-
-
-SEPTET = str(Path(sys.executable).with_name("septet"))
-"""The `septet` command of this environment, for tests that run it as a user would."""
-
-
-def local_address() -> str:
-    """127.0.0.1:PORT with a port free right now, for a server a test starts."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{probe.getsockname()[1]}"
-
-
-def reachable(host: str, port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex((host, port)) == 0
-
-
-@contextlib.contextmanager
-def claimed_redis_index() -> Iterator[str]:
-    """redis://127.0.0.1:6379/N for a database index held by this caller alone (claimed atomically,
-    so parallel test processes never share one), empty at the start and emptied at the end."""
-    import redis
-
-    for index in REDIS_INDEXES:
-        url = f"redis://127.0.0.1:6379/{index}"
-        client = redis.Redis.from_url(url)
-        if client.set(CLAIM_KEY, str(os.getpid()), nx=True, ex=3600):
-            client.flushdb()  # drops the claim too: nothing of a previous run stays
-            client.set(CLAIM_KEY, str(os.getpid()), ex=3600)
-            try:
-                yield url
-            finally:
-                client.flushdb()
-            return
-    raise RuntimeError(f"every Redis index in {REDIS_INDEXES} is claimed by another test")
 
 
 @pytest.fixture

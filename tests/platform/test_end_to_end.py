@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SEPTET, local_address
 from fixtures_intake import random_copy
+from platform_support import SEPTET, local_address
 
 from referee.packing import pack_folder
 

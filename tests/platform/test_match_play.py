@@ -8,10 +8,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from archived_versions import tar_folder, version_from_archive
-from conftest import EXAMPLES, FAULTY, match_with
+from bot_versions import tar_folder, version_from_archive
 from django.conf import settings
 from django.utils import timezone
+from platform_support import EXAMPLES, FAULTY, match_with
 
 from referee import replay
 from referee.match import play_match

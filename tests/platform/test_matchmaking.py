@@ -303,7 +303,9 @@ def test_standings_list_each_bots_current_version_best_first_on_the_display_scal
     ]
     assert rows[0].rating > rows[1].rating > rows[2].rating
     assert all(row.low < row.rating < row.high and row.games == 1 for row in rows)
-    assert all(row.last_match is not None and row.last_match >= match.finished for row in rows), "rated after it finished"
+    assert all(row.last_match is not None and row.last_match >= match.finished for row in rows), (
+        "rated after it finished"
+    )
     assert rows[0].rating > 1500 > rows[2].rating
 
 

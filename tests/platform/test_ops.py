@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import claimed_redis_index, reachable
 from django.test import Client
+from platform_support import claimed_redis_index, reachable
 from prometheus_client.parser import text_string_to_metric_families
 
 from septet_platform.celery import app

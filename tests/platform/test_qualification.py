@@ -4,8 +4,8 @@ runtime; it becomes ACTIVE, or FAILED with the reason in its owner's error log."
 from __future__ import annotations
 
 import pytest
-from archived_versions import tar_folder, version_from_archive
-from conftest import EXAMPLES, FAULTY
+from bot_versions import tar_folder, version_from_archive
+from platform_support import EXAMPLES, FAULTY
 
 from septet_platform.bots.models import BotVersion
 from septet_platform.bots.qualification import bot_version_qualify

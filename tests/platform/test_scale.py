@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import SEPTET, local_address
+from platform_support import SEPTET, local_address
 
 from septet_platform.ladders import ratings
 

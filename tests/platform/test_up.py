@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SEPTET, local_address
+from platform_support import SEPTET, local_address
 
 ROOT = Path(__file__).resolve().parents[2]
 

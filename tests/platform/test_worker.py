@@ -12,8 +12,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import match_with
 from django.db import connection
+from platform_support import match_with
 
 from septet_platform.matches.models import Match
 from septet_platform.matches.tasks import match_run_task

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from archived_versions import tar_folder, version_from_archive
+from bot_versions import tar_folder, version_from_archive
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone

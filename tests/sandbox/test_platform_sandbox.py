@@ -20,7 +20,7 @@ from typing import Any
 
 import grpc
 import pytest
-from archived_versions import tar_folder, version_from_archive
+from bot_versions import tar_folder, version_from_archive
 from django.apps import apps
 from django.conf import settings
 from django.forms.models import model_to_dict

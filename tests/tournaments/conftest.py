@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -43,19 +43,6 @@ def open_cup(organiser: User) -> Tournament:
         entry_deadline=timezone.now() + timedelta(hours=1),
         seed=11,
     )
-
-
-@pytest.fixture
-def arena_address(settings: object, tmp_path: object) -> Iterator[str]:
-    """host:port of an Arena server running in this process on a free port."""
-    from septet_platform.arena_api.server import create_server
-
-    server, port = create_server("127.0.0.1:0")
-    server.start()
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.stop(grace=None).wait()
 
 
 @pytest.fixture

@@ -3,13 +3,12 @@ matches played on paper (ranks written directly) for the standings and Swiss tes
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
-from django.contrib.auth.models import User
+from bot_versions import version_row
 from django.utils import timezone
 
-from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.bots.models import BotVersion
 from septet_platform.matches.models import Match
 from septet_platform.tournaments.models import Tournament
 
@@ -32,17 +31,7 @@ def make_version(
     games: Sequence[str] = ("oh-hell",),
     status: str = BotVersion.Status.ACTIVE,
 ) -> BotVersion:
-    user, _ = User.objects.get_or_create(username=owner)
-    bot, _ = Bot.objects.get_or_create(owner=user, name=name)
-    digest = hashlib.sha256(f"{name}/{number}".encode()).hexdigest()
-    return BotVersion.objects.create(
-        bot=bot,
-        number=number,
-        archive=f"{digest}.tar.gz",
-        archive_sha256=digest,
-        manifest={"name": name, "games": list(games)},
-        status=status,
-    )
+    return version_row(owner, name, number=number, games=games, status=status)
 
 
 def play_on_paper(tournament: Tournament, strength: Callable[[str], float]) -> int:

@@ -7,18 +7,18 @@ would have stored.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot_versions import version_row
 from django.contrib.auth.models import User
 
 from referee.games import get_game
 from referee.match import play_match
 from referee.players import PolicyPlayer, RandomPlayer
-from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.services import ratings_apply
 from septet_platform.matches.models import Match, Seat
@@ -34,17 +34,7 @@ def version_make(
     owner: User, name: str, *, number: int = 1, status: str = BotVersion.Status.ACTIVE, error_log: str = ""
 ) -> BotVersion:
     """A version of `owner`'s bot `name` (the bot created on first use) playing every game."""
-    bot, _ = Bot.objects.get_or_create(name=name, defaults={"owner": owner})
-    digest = hashlib.sha256(f"{name}/{number}".encode()).hexdigest()
-    return BotVersion.objects.create(
-        bot=bot,
-        number=number,
-        archive=f"{name}/v{number}.tar.gz",
-        archive_sha256=digest,
-        manifest={"name": name, "games": ALL_GAMES},
-        status=status,
-        error_log=error_log,
-    )
+    return version_row(owner, name, number=number, status=status, error_log=error_log)
 
 
 def _illegal(info: Any, legal: tuple[Any, ...]) -> Any:

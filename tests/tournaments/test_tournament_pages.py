@@ -131,3 +131,13 @@ def test_an_organiser_creates_a_tournament_in_the_admin_and_a_bad_one_is_refused
     assert client.post(add, {**form, "table_size": "4"}).status_code == 302
     cup = Tournament.objects.get(name="admin-cup")
     assert (cup.table_size, cup.status, cup.published) == (4, Tournament.Status.OPEN, True)
+
+
+def test_a_tournament_matchs_page_links_back_to_its_event_and_round(
+    client: Client, running_cup: Tournament
+) -> None:
+    match = Match.objects.filter(tournament=running_cup).order_by("pk").first()
+    assert match is not None
+    page = client.get(reverse("web:match", args=[match.pk])).content.decode()
+    assert f'href="{reverse("tournaments:detail", args=["cup"])}"' in page
+    assert f"{running_cup.title}</a>, round {match.tournament_round}" in page

@@ -1,6 +1,5 @@
-"""Bot versions stored with real archives, for the tests that play them through the platform
-(tests/platform, tests/sandbox): a folder packed as the intake stores it, and the ACTIVE version
-row pointing at it."""
+"""Bot versions for the platform's tests: rows alone (`version_row`, for ratings, pages, events),
+or stored with a real archive that workers unpack and run (`tar_folder` + `version_from_archive`)."""
 
 from __future__ import annotations
 
@@ -11,8 +10,37 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth.models import User
 
 from septet_platform.bots.models import Bot, BotVersion
+
+ALL_GAMES = ("oh7", "oh7-advanced", "oh7-duel", "oh-hell", "black-sevens", "seven-up-seven-down")
+
+
+def version_row(
+    owner: User | str,
+    name: str,
+    *,
+    number: int = 1,
+    games: Sequence[str] = ALL_GAMES,
+    status: str = BotVersion.Status.ACTIVE,
+    error_log: str = "",
+    is_house: bool = False,
+) -> BotVersion:
+    """Version `number` of bot `name` (created for `owner`, a user or a username, on first use),
+    its manifest declaring `games`; the archive it names is not on disk."""
+    user = owner if isinstance(owner, User) else User.objects.get_or_create(username=owner)[0]
+    bot, _ = Bot.objects.get_or_create(name=name, defaults={"owner": user, "is_house": is_house})
+    digest = hashlib.sha256(f"{name}/{number}".encode()).hexdigest()
+    return BotVersion.objects.create(
+        bot=bot,
+        number=number,
+        archive=f"{digest}.tar.gz",
+        archive_sha256=digest,
+        manifest={"name": name, "games": list(games)},
+        status=status,
+        error_log=error_log,
+    )
 
 
 def tar_folder(folder: Path, extra: dict[str, str] | None = None) -> bytes:

@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from archived_versions import tar_folder, version_from_archive
+from bot_versions import tar_folder, version_from_archive
 from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
