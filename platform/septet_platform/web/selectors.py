@@ -324,7 +324,7 @@ class MatchDetail:
 
 def match_detail(*, match_id: int) -> MatchDetail:
     """The match with its seats and per-round scores read from its replay; Match.DoesNotExist."""
-    match = Match.objects.select_related("ladder").filter(pk=match_id).first()
+    match = Match.objects.select_related("ladder", "tournament").filter(pk=match_id).first()
     if match is None:
         raise Match.DoesNotExist(f"no match {match_id}")
     seats = list(match.seats.select_related("bot_version__bot__owner").order_by("seat"))
