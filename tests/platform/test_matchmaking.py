@@ -322,3 +322,39 @@ def test_standings_show_a_scheduled_bot_with_no_games_yet(
         ("bob", 1500, 0, None),
         ("carol", 1500, 0, None),
     ]
+
+
+# The beat's scheduling task ----------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_beat_tops_each_ladder_up_to_its_target_and_no_further(
+    ladder_oh_hell: Ladder,
+    ladder_bot_factory: MakeBot,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Callable,
+) -> None:
+    from septet_platform.matches import tasks
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.match_run_task, "delay", queued.append)  # the broker's side of it
+    for owner in ("ada", "bob", "cy"):
+        ladder_bot_factory(owner, owner, games=["oh-hell"])
+    empty = Ladder.objects.create(game="oh7", min_players=3, max_players=5)  # nobody plays oh7
+
+    with django_capture_on_commit_callbacks(execute=True):
+        first = tasks.matches_schedule_task(waiting_target=10)
+    queued_first = sorted(queued)
+    waiting = Match.objects.filter(ladder=ladder_oh_hell, status=Match.Status.SCHEDULED)
+    with django_capture_on_commit_callbacks(execute=True):
+        again = tasks.matches_schedule_task(waiting_target=10)
+    waiting.filter(pk__in=list(waiting.values_list("pk", flat=True))[:4]).update(status=Match.Status.FINISHED)
+    with django_capture_on_commit_callbacks(execute=True):
+        topped = tasks.matches_schedule_task(waiting_target=10)
+
+    # Three bots make 3-seat tables: duplicate sets of 3 matches, 4 of them to reach 10 waiting.
+    assert first == 12 and queued_first == sorted(Match.objects.values_list("pk", flat=True))[:12]
+    assert again == 0, "a ladder at its target gets nothing more"
+    assert topped == 3 and waiting.count() == 11, "8 left waiting: one more set tops it up"
+    assert len(queued) == 15, "every scheduled match was queued once"
+    assert not Match.objects.filter(ladder=empty).exists()

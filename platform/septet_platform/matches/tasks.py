@@ -38,21 +38,26 @@ def match_run_task(self: Task, match_id: int) -> str:
 
 
 @shared_task(name="septet.matches_schedule")
-def matches_schedule_task(sets_per_ladder: int = 1) -> int:
-    """Beat: a duplicate set on every active ladder, each match queued once the rows commit."""
+def matches_schedule_task(waiting_target: int = MAX_WAITING_PER_LADDER) -> int:
+    """Beat: tops every active ladder up to `waiting_target` scheduled or running matches, a
+    duplicate set at a time, each match queued once its rows commit. Topping up (rather than one
+    set a tick) keeps the workers' rate, not the beat's, the limit on how many matches are played;
+    a ladder already that far ahead gets nothing, so no backlog piles up."""
     rng = random.Random()
     scheduled = 0
     for ladder in Ladder.objects.filter(active=True):
         waiting = Match.objects.filter(
             ladder=ladder, status__in=(Match.Status.SCHEDULED, Match.Status.RUNNING)
         ).count()
-        if waiting >= MAX_WAITING_PER_LADDER:  # the workers are behind: don't pile up a backlog
-            continue
-        with transaction.atomic():
-            matches = matches_schedule(ladder=ladder, rng=rng, sets=sets_per_ladder)
-            for match in matches:
-                transaction.on_commit(functools.partial(match_run_task.delay, match.pk))
-        scheduled += len(matches)
+        while waiting < waiting_target:
+            with transaction.atomic():
+                matches = matches_schedule(ladder=ladder, rng=rng, sets=1)
+                for match in matches:
+                    transaction.on_commit(functools.partial(match_run_task.delay, match.pk))
+            if not matches:  # too few bots for a table
+                break
+            waiting += len(matches)
+            scheduled += len(matches)
     return scheduled
 
 
