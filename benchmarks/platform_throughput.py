@@ -41,6 +41,8 @@ class Throughput:
     per_game: dict[str, int]
     seconds: float
     warmup_seconds: float
+    cores_busy: float
+    """Cores in use on average over the window (the whole machine: workers, bots, database)."""
 
     @property
     def per_minute(self) -> float:
@@ -69,6 +71,7 @@ def measure(up_options: Sequence[str], seconds: float, env: Mapping[str, str] | 
                 time.sleep(1)
             warmup = time.monotonic() - started
             before = count()
+            cpu_before = _cpu_ticks()
             window_start = time.monotonic()
             while (elapsed := time.monotonic() - window_start) < seconds:
                 _check_alive(up, log, started)
@@ -76,13 +79,22 @@ def measure(up_options: Sequence[str], seconds: float, env: Mapping[str, str] | 
                 print(f"\r  {elapsed:5.0f} s  {done} rated matches", end="", file=sys.stderr, flush=True)
                 time.sleep(2)
             after = count()
+            cpu_after = _cpu_ticks()
             elapsed = time.monotonic() - window_start
             print(file=sys.stderr)
         finally:
             up.send_signal(signal.SIGTERM)
             up.wait(timeout=120)
     per_game = {game: after.get(game, 0) - before.get(game, 0) for game in sorted(after)}
-    return Throughput(per_game, elapsed, warmup)
+    busy = (cpu_after[0] - cpu_before[0]) / max(cpu_after[1] - cpu_before[1], 1) * (os.cpu_count() or 1)
+    return Throughput(per_game, elapsed, warmup, busy)
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine so far, from /proc/stat."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
 
 
 def _counter(database_url: str | None, sqlite_file: Path) -> Callable[[], dict[str, int]]:
@@ -138,6 +150,7 @@ def main() -> int:
     for game, count in result.per_game.items():
         print(f"{game:<22} {count:>13}")
     print(f"{'all':<22} {sum(result.per_game.values()):>13} in {result.seconds:.0f} s")
+    print(f"machine: {result.cores_busy:.2f} of {os.cpu_count()} cores busy on average")
     rate = result.per_minute
     verdict = "meets" if rate >= TARGET_PER_MINUTE else "MISSES"
     print(

@@ -53,14 +53,19 @@ def main() -> int:
                                        args.seconds, env)  # fmt: skip
         _flush(args.redis)
 
-    print(f"{'worker processes':<18} {'rated matches':>13} {'seconds':>8} {'per minute':>11}")
+    print(
+        f"{'worker processes':<18} {'rated matches':>13} {'seconds':>8} {'per minute':>11} {'cores busy':>11}"
+    )
     for workers, result in results.items():
         matches = sum(result.per_game.values())
-        print(f"{workers:<18} {matches:>13} {result.seconds:>8.0f} {result.per_minute:>11.1f}")
+        row = f"{workers:<18} {matches:>13} {result.seconds:>8.0f} {result.per_minute:>11.1f}"
+        print(f"{row} {result.cores_busy:>11.2f}")
     ratio = results[2].per_minute / results[1].per_minute
     verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
     print(f"scaling: 2 workers / 1 worker = {ratio:.2f}x ({verdict} the {TARGET_RATIO}x target)", end="")
     print(f" on {os.cpu_count()} cores")
+    per_core = [result.per_minute / max(result.cores_busy, 0.01) for result in results.values()]
+    print(f"per busy core: {per_core[0]:.1f} and {per_core[1]:.1f} matches/min (1 and 2 workers)")
     return 0
 
 
