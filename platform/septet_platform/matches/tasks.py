@@ -19,7 +19,7 @@ VOIDED_RETRY_SECONDS = 10
 DATABASE_RETRY = {"autoretry_for": (DatabaseError,), "retry_backoff": 2, "retry_backoff_max": 60}
 """A database that is briefly unreachable makes a task retry (backing off), not drop its match."""
 MAX_DATABASE_RETRIES = 30
-MAX_WAITING_PER_LADDER = 16
+MAX_WAITING_PER_LADDER = 32
 TOURNAMENT_MATCH_TASK = "septet.tournament_match_run"
 
 
