@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +85,17 @@ def arena_address(storage: tuple[Path, Path], queued: dict[str, Queued]) -> Iter
         yield f"127.0.0.1:{port}"
     finally:
         server.stop(grace=None).wait()
+
+
+@pytest.fixture
+def septet(arena_address: str, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """septet(*words, token=None) -> (exit code, stdout, stderr) of the CLI against the Arena."""
+    from referee.cli import main
+
+    def run(*words: str, token: str | None = None) -> tuple[int, str, str]:
+        extra = ["--server", arena_address] + (["--token", token] if token else [])
+        code = main([*words, *extra])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run

@@ -25,19 +25,6 @@ from septet_platform.matches.models import Match
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def septet(arena_address: str, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    """septet(*words, token=None) -> (exit code, stdout, stderr) of the CLI against the Arena."""
-
-    def run(*words: str, token: str | None = None) -> tuple[int, str, str]:
-        extra = ["--server", arena_address] + (["--token", token] if token else [])
-        code = main([*words, *extra])
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return run
-
-
 def _token(username: str) -> tuple[User, str]:
     user, _ = User.objects.get_or_create(username=username)
     _, plaintext = api_token_create(user=user, name="cli")

@@ -3,61 +3,25 @@ records its match once (late acks and redelivery make duplicates a matter of whe
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from celery_workers import private_queue, worker_start, worker_stop
 from platform_support import match_with
 
 from septet_platform.matches.models import Match
 from septet_platform.matches.tasks import match_run_task
 
-ROOT = Path(__file__).resolve().parents[2]
-REDIS = ("127.0.0.1", 6379)
-
-
-def _redis_reachable() -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(REDIS) == 0
-
 
 @pytest.fixture
-def worker_queue() -> object:
+def worker_queue() -> Iterator[str]:
     """A real worker process on a queue of its own, against this test's database."""
-    if connection.vendor != "postgresql" or not _redis_reachable():
-        pytest.skip("needs PostgreSQL and Redis on this machine (the worker shares the test database)")
-    queue = f"septet-test-{uuid.uuid4().hex[:8]}"
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "septet_platform.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "REDIS_URL": "redis://127.0.0.1:6379/0",
-        "PYTHONPATH": str(ROOT / "platform"),
-    }
-    from django.conf import settings
-
-    env["SEPTET_DATA_DIR"] = str(settings.DATA_DIR)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "septet_platform", "worker", "-Q", queue, "-c", "2",
-         "--pool", "threads", "-n", f"{queue}@%h", "--without-gossip", "--without-mingle", "-l", "warning"],
-        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    queue = private_queue("septet-test")
+    worker = worker_start(queue, queue)
     yield queue
-    worker.terminate()
-    try:
-        output, _ = worker.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        output, _ = worker.communicate()
-    print(output)  # shown by pytest when the test failed
+    worker_stop(worker, timeout=20)
 
 
 @pytest.mark.django_db(transaction=True)

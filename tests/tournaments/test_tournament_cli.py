@@ -9,24 +9,10 @@ from collections.abc import Callable
 import pytest
 from tournament_data import make_version
 
-from referee.cli import main
 from septet_platform.accounts.services import api_token_create
 from septet_platform.tournaments.models import Entrant, Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def septet(arena_address: str, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    """septet(*words, token=None) -> (exit code, stdout, stderr) of the CLI against the Arena."""
-
-    def run(*words: str, token: str | None = None) -> tuple[int, str, str]:
-        extra = ["--server", arena_address] + (["--token", token] if token else [])
-        code = main([*words, *extra])
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return run
 
 
 def test_list_and_standings(septet: Callable, running_cup: Tournament) -> None:

@@ -5,20 +5,16 @@ replaying or changing what was already played."""
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from bot_versions import tar_folder, version_from_archive
+from celery_workers import private_queue, worker_start, worker_stop
 from django.contrib.auth.models import User
-from django.db import connection
 from django.utils import timezone
 
 from referee import replay as replays
@@ -30,64 +26,26 @@ from septet_platform.tournaments.tasks import tournament_match_run_task
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "bots" / "examples"
-REDIS = ("127.0.0.1", 6379)
 Worker = Callable[[], subprocess.Popen[str]]
-
-
-def _redis_reachable() -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(REDIS) == 0
 
 
 @pytest.fixture
 def queue() -> str:
-    if connection.vendor != "postgresql" or not _redis_reachable():
-        pytest.skip("needs PostgreSQL and Redis on this machine (the worker shares the test database)")
-    return f"septet-tournament-test-{uuid.uuid4().hex[:8]}"
+    return private_queue("septet-tournament-test")
 
 
 @pytest.fixture
 def start_worker(queue: str) -> Iterator[Worker]:
     """start_worker() -> a new worker process on the test's own queue (all stopped at the end)."""
-    from django.conf import settings
-
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "septet_platform.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "REDIS_URL": "redis://127.0.0.1:6379/0",
-        "PYTHONPATH": str(ROOT / "platform"),
-        "SEPTET_DATA_DIR": str(settings.DATA_DIR),
-    }
     started: list[subprocess.Popen[str]] = []
 
     def start() -> subprocess.Popen[str]:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "septet_platform", "worker", "-Q", queue, "-c", "2",
-             "--pool", "threads", "-n", f"{queue}-{len(started)}@%h", "--without-gossip", "--without-mingle",
-             "-l", "warning"],
-            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-        started.append(worker)
-        return worker
+        started.append(worker_start(queue, f"{queue}-{len(started)}"))
+        return started[-1]
 
     yield start
     for worker in started:
-        _stop(worker)
-
-
-def _stop(worker: subprocess.Popen[str]) -> None:
-    """A warm shutdown: the running matches finish, unstarted tasks go back to the queue."""
-    if worker.poll() is None:
-        worker.terminate()
-    try:
-        output, _ = worker.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        output, _ = worker.communicate()
-    print(output)  # shown by pytest when the test failed
+        worker_stop(worker)
 
 
 def _wait(condition: Callable[[], bool], seconds: float) -> None:
@@ -138,7 +96,7 @@ def test_a_tournament_is_played_once_on_real_workers_across_a_restart(
     for match_id in held[:3]:
         enqueue(match_id)
     _wait(lambda: matches.filter(status=Match.Status.FINISHED).count() == 3, 180)
-    _stop(first)  # the restart: half the event played
+    worker_stop(first)  # the restart: half the event played
     assert Tournament.objects.get(pk=cup.pk).status == Tournament.Status.RUNNING
     before = {m.pk: (m.finished, m.result, m.replay) for m in matches.filter(status=Match.Status.FINISHED)}
     assert sorted(before) == sorted(held[:3])
