@@ -120,6 +120,24 @@ def test_compose_runs_every_role_once_with_real_commands_and_known_settings() ->
     assert "SYS_ADMIN" in services["worker"]["cap_add"], "the sandbox needs namespaces in the worker"
 
 
+def test_the_readme_role_table_runs_the_same_commands_as_the_compose_file() -> None:
+    """An organiser copies these commands by hand: each must be a real entry point, and the worker
+    must consume every queue the settings route tasks to (a queue nobody consumes never runs)."""
+    rows = re.findall(r"^\| (\w+) \| `([^`]+)` \|", (DEPLOY / "README.md").read_text(), re.M)
+    roles = {
+        name: "+".join(check_command(shlex.split(part)) for part in command.split("&&"))
+        for name, command in rows
+    }
+
+    assert roles == {
+        "migrate": "migrate+ladders",
+        "web": "web",
+        "grpc": "grpc",
+        "worker": "worker:" + ",".join(sorted(settings.SEPTET_QUEUES)),
+        "beat": "beat",
+    }
+
+
 # Dockerfile --------------------------------------------------------------------------------------
 
 
