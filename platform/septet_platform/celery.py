@@ -3,9 +3,22 @@
 import os
 
 from celery import Celery
+from celery.signals import task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "septet_platform.settings.dev")
 
 app = Celery("septet_platform")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _database_connections_renewed(**_: object) -> None:
+    """Around each task, what Django does around each request: closes connections older than
+    CONN_MAX_AGE or broken by an error, and has the next task's first query ping the one it keeps
+    (CONN_HEALTH_CHECKS). Celery would otherwise close them all after every task
+    (CELERY_DB_REUSE_MAX in the settings)."""
+    from django.db import close_old_connections
+
+    close_old_connections()

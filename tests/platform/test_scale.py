@@ -1,7 +1,8 @@
 """Scale-out on one machine, from the production configuration: PostgreSQL and Redis, two Celery
 worker processes with distinct names, beat, gunicorn and the Arena service (`septet up
---production --workers 2`). Every match is recorded exactly once, both workers play, and the stored
-ratings equal those from replaying the recorded results in the order they were applied."""
+--production --workers 2`). Every match is recorded exactly once, both workers play, the stored
+ratings equal those from replaying the recorded results in the order they were applied, and the
+workers keep their database connections from match to match."""
 
 from __future__ import annotations
 
@@ -41,6 +42,31 @@ def _finished(database_url: str) -> int:
         return 0
 
 
+def _connections_opened_while_playing(
+    database_url: str, *, more_matches: int, up: subprocess.Popen[str]
+) -> tuple[int, int]:
+    """(PostgreSQL sessions opened, matches finished) while the platform plays `more_matches`
+    more, watched over one connection: a worker that connected anew for every match (Celery's
+    default) opens at least one session per match; one that keeps its connection, next to none."""
+    import psycopg
+
+    sql = (
+        "select (select sessions from pg_stat_database where datname = current_database()), "
+        "(select count(*) from matches_match where status = 'finished')"
+    )
+    with psycopg.connect(database_url.replace("postgres://", "postgresql://", 1), autocommit=True) as watch:
+        sessions_before, finished_before = watch.execute(sql).fetchone() or (0, 0)
+        deadline = time.monotonic() + 120
+        while True:
+            watch.execute("select pg_stat_clear_snapshot()")  # statistics are cached per transaction
+            sessions, finished = watch.execute(sql).fetchone() or (0, 0)
+            if finished - finished_before >= more_matches:
+                return sessions - sessions_before, finished - finished_before
+            assert up.poll() is None, "septet up --production exited"
+            assert time.monotonic() < deadline, f"fewer than {more_matches} more matches in 120 s"
+            time.sleep(1)
+
+
 @pytest.mark.slow
 def test_two_production_workers_record_every_match_once_and_ratings_replay_exactly(
     tmp_path: Path, fresh_services: dict[str, str]
@@ -68,6 +94,7 @@ def test_two_production_workers_record_every_match_once_and_ratings_replay_exact
             assert up.poll() is None, "septet up --production exited"
             assert time.monotonic() < deadline, f"fewer than {WANTED_MATCHES} matches finished in 300 s"
             time.sleep(2)
+        opened, played = _connections_opened_while_playing(database, more_matches=12, up=up)
         health = json.load(urllib.request.urlopen(f"http://{web}/healthz", timeout=10))
         metrics = urllib.request.urlopen(f"http://{web}/metrics", timeout=10).read().decode()
     finally:
@@ -78,6 +105,7 @@ def test_two_production_workers_record_every_match_once_and_ratings_replay_exact
         log.close()
         print(output[-20000:])  # shown by pytest when the test failed
 
+    assert opened < played / 2, f"{opened} database connections opened for {played} matches"
     assert health == {"status": "ok", "checks": {"database": "ok", "broker": "ok"}}
     assert re.search(r'^septet_matches\{status="finished"\} [1-9]', metrics, re.M)
 

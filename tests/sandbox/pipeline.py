@@ -62,9 +62,12 @@ class PrivateRedis:
 
 
 class Worker:
-    """A Celery worker process on `queue`, in a process group of its own (to kill it whole)."""
+    """A Celery worker process on `queue` with `threads` threads, in a process group of its own (to
+    kill it whole)."""
 
-    def __init__(self, *, queue: str, broker: str, database_url: str, data_dir: Path, name: str) -> None:
+    def __init__(
+        self, *, queue: str, broker: str, database_url: str, data_dir: Path, name: str, threads: int = 2
+    ) -> None:
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "septet_platform.settings.test",
@@ -76,9 +79,9 @@ class Worker:
         self.log = data_dir / f"{name}.log"
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "septet_platform", "worker", "-Q", queue, "-c", "2",
-                 "--pool", "threads", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
-                 "--without-heartbeat", "-l", "warning"],
+                [sys.executable, "-m", "celery", "-A", "septet_platform", "worker", "-Q", queue,
+                 "-c", str(threads), "--pool", "threads", "-n", f"{name}@%h", "--without-gossip",
+                 "--without-mingle", "--without-heartbeat", "-l", "warning"],
                 env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
 

@@ -4,7 +4,9 @@ the test's PostgreSQL database, sandboxed bots.
 - a worker killed with -9 mid-match: the attempt is voided (the reaper hands the match back),
   it runs again, is recorded exactly once and scored against no bot; its bots die with it;
 - redis restarted while matches are queued: nothing is lost;
-- the database unreachable for a while: the task retries and the match is recorded once.
+- the database unreachable for a while: the task retries and the match is recorded once;
+- the connection a worker keeps between matches cut by the database: the next matches are
+  recorded all the same.
 """
 
 from __future__ import annotations
@@ -78,8 +80,9 @@ class Pipeline:
         self.database_url = database_url
         self.workers: list[Worker] = []
 
-    def worker(self, database_url: str | None = None) -> Worker:
+    def worker(self, database_url: str | None = None, threads: int = 2) -> Worker:
         worker = Worker(
+            threads=threads,
             queue=self.queue,
             broker=self.redis.url,
             database_url=database_url or self.database_url,
@@ -208,3 +211,32 @@ def test_a_briefly_unreachable_database_makes_the_task_retry(
         assert match.attempt == 1
     finally:
         proxy.close()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_database_connection_cut_between_matches_costs_no_match(
+    pipeline: Pipeline, quick: list[BotVersion]
+) -> None:
+    """Workers keep their connection from task to task (CONN_MAX_AGE); a database restart or an
+    idle timeout cuts it. The next tasks must notice (health check, or the error closing it) and
+    reconnect, not fail on the dead connection again and again. One thread, so one connection
+    serves every task."""
+    pipeline.worker(threads=1)
+    first, *after_the_cut = _matches(quick, 3)
+    pipeline.enqueue(first.pk)
+    _wait(lambda: _status(first) == Match.Status.FINISHED, "the first match")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "select pg_terminate_backend(pid) from pg_stat_activity "
+            "where datname = current_database() and pid <> pg_backend_pid()"
+        )
+        cut = len(cursor.fetchall())
+    assert cut >= 1, "the worker kept no connection to cut"
+
+    for match in after_the_cut:
+        pipeline.enqueue(match.pk)
+    for match in after_the_cut:
+        _wait(lambda match=match: _status(match) == Match.Status.FINISHED, f"match {match.pk}", 90)
+        _recorded_once(match)
+        assert match.attempt == 1

@@ -64,9 +64,13 @@ TEMPLATES = [
 ]
 WSGI_APPLICATION = "septet_platform.wsgi.application"
 
+# Connections live for a minute and are checked (a cheap ping) before the first query of each
+# request or task, so a database restart costs one reconnect instead of a failed task.
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{DATA_DIR / 'septet.sqlite3'}"), conn_max_age=60
+        os.environ.get("DATABASE_URL", f"sqlite:///{DATA_DIR / 'septet.sqlite3'}"),
+        conn_max_age=60,
+        conn_health_checks=True,
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -98,6 +102,12 @@ SEPTET_SIGN_IN_WINDOW = 300
 CELERY_BROKER_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
+# Celery's Django fixup closes every database connection after every task unless this is set: a
+# new PostgreSQL session per match (a process forked on the database server, authentication,
+# session set-up) cost a worker several milliseconds of every match, and the server a fork. The
+# connections are recycled instead by age and health around each task, as Django does around
+# requests (septet_platform/celery.py), and closed outright every this many tasks.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}

@@ -18,8 +18,10 @@ def _postgres_reachable(host: str = "127.0.0.1", port: int = 5432) -> bool:
         return probe.connect_ex((host, port)) == 0
 
 
-if "DATABASE_URL" in os.environ:
-    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
+if "DATABASE_URL" in os.environ:  # a worker process a test started: it connects as production does
+    DATABASES = {
+        "default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60, conn_health_checks=True)
+    }
 elif _postgres_reachable() and os.environ.get("SEPTET_TEST_DB") != "sqlite":
     DATABASES = {"default": dj_database_url.parse("postgres://postgres@127.0.0.1:5432/test")}
 else:
