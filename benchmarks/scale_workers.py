@@ -7,7 +7,7 @@ with the example bots, and counts rated matches finished over the measured windo
 platform_throughput.py). A "worker process" here is one Celery worker playing one match at a time,
 so the ratio says what a second worker adds. Target: 2 workers >= 1.6x 1 worker on a 2-core machine.
 Each count runs `--rounds` times in mirrored order and its rates are averaged: a shared machine's
-speed drifts by a fifth over minutes, more than the difference being measured.
+speed drifts by up to a third over minutes, more than the difference being measured.
 
     python benchmarks/scale_workers.py [--seconds 90] [--warmup 60] [--workers 1,2,3] [--rounds 2]
                                        [--postgres URL] [--redis URL]
