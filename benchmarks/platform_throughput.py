@@ -76,6 +76,13 @@ def measure(
         def count() -> dict[str, int]:
             return {game: int(matches) for game, matches in query(FINISHED_RATED)}
 
+        def finished() -> int:
+            return sum(count().values())
+
+        def every_ladder_rated() -> bool:
+            ladders = query(LADDERS)
+            return bool(ladders) and 0 < int(ladders[0][0]) <= len(count())
+
         command = [SEPTET, "up", "--data", data, "--web", f"127.0.0.1:{_free_port()}"]
         command += ["--arena", f"127.0.0.1:{_free_port()}", *up_options]
         started = time.monotonic()
@@ -83,20 +90,15 @@ def measure(
         with log.open("wb") as output:
             up = subprocess.Popen(command, env=environment, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
         try:
-
-            def every_ladder_rated() -> bool:
-                ladders = query(LADDERS)
-                return bool(ladders) and 0 < int(ladders[0][0]) <= len(count())
-
             while not every_ladder_rated():
                 _check_alive(up, log, started)
                 time.sleep(1)
-            _play_on(warmup, "warm-up", lambda: sum(count().values()), up, log)
+            _play_on(warmup, "warm-up", finished, up, log)
             warmed = time.monotonic() - started
             before = count()
             cpu_before = _cpu_ticks()
             window_start = time.monotonic()
-            _play_on(seconds, "measured", lambda: sum(count().values()), up, log)
+            _play_on(seconds, "measured", finished, up, log)
             after = count()
             cpu_after = _cpu_ticks()
             elapsed = time.monotonic() - window_start

@@ -18,7 +18,9 @@ def _postgres_reachable(host: str = "127.0.0.1", port: int = 5432) -> bool:
         return probe.connect_ex((host, port)) == 0
 
 
-if "DATABASE_URL" in os.environ:  # a worker process a test started: it connects as production does
+# DATABASE_URL is set for the worker processes tests start (or by whoever picks the test database):
+# they connect as production does, keeping connections between tasks.
+if "DATABASE_URL" in os.environ:
     DATABASES = {
         "default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60, conn_health_checks=True)
     }
