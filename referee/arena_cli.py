@@ -55,7 +55,8 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         "--token",
         default=os.environ.get("SEPTET_TOKEN", ""),
         metavar="TOKEN",
-        help="your API token, sep_... (env SEPTET_TOKEN); needed to submit",
+        help="your API token, sep_... (env SEPTET_TOKEN); needed to submit, enter, list matches "
+        "and fetch replays",
     )
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -92,7 +93,8 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         "matches",
         parents=[connection, as_json],
         help="list a bot's recent matches on the platform",
-        description="A bot's matches, newest first, with each seat's score and rank.",
+        description="A bot's matches, newest first, with each seat's score and rank (needs an API token). "
+        "Seeds show once a match's whole duplicate set is over.",
         epilog="example:\n  septet matches greedy --game oh-hell --limit 5",
         formatter_class=raw,
     )
@@ -125,7 +127,9 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         "fetch",
         parents=[connection],
         help="download a platform match's replay and verify it",
-        description="Download the replay of a match (.json.gz) and re-play it through the engine.",
+        description="Download the replay of a match (.json.gz) and re-play it through the engine. "
+        "Needs an API token. A replay is published once every rotation of its duplicate set is over; "
+        "forfeit reasons of seats you do not own come blanked (verification does not read them).",
         epilog="example:\n  septet replay fetch 42 && septet replay verify match-42.json.gz",
         formatter_class=raw,
     )
@@ -275,7 +279,14 @@ def _ladder(client: _Client, args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+def _token_needed(args: argparse.Namespace, what: str) -> None:
+    """Refuses before calling the Arena when the command needs a token and none was given."""
+    if not args.token:
+        raise ArenaError(f"{what} needs an API token: pass --token sep_... or set SEPTET_TOKEN")
+
+
 def _matches(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    _token_needed(args, "listing matches")
     if not 1 <= args.limit <= 100:
         raise ArenaError(f"--limit must be 1-100, not {args.limit}")
     request = pb.ListMatchesRequest(bot=args.bot, game=args.game, page_size=args.limit)
@@ -378,6 +389,7 @@ def _seat(seat: pb.SeatInfo) -> str:
 
 
 def _fetch(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    _token_needed(args, "fetching a replay")
     path: Path = args.out or Path(f"match-{args.match_id}.json.gz")
     data = b"".join(
         chunk.data for chunk in client.stream("GetReplay", pb.GetReplayRequest(match_id=args.match_id))

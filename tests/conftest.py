@@ -51,8 +51,15 @@ class Queued:
     def __init__(self) -> None:
         self.calls: list[int] = []
 
+        self.queues: list[str | None] = []
+
     def delay(self, object_id: int) -> None:
         self.calls.append(object_id)
+        self.queues.append(None)
+
+    def apply_async(self, args: tuple[int], queue: str | None = None) -> None:
+        self.calls.append(args[0])
+        self.queues.append(queue)
 
 
 @pytest.fixture

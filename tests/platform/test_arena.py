@@ -4,7 +4,9 @@ queued, a match followed, health and reflection."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -222,14 +224,17 @@ def test_ladders_are_listed_and_a_ladder_shows_its_standings_best_first(
     assert first.low < first.rating < first.high and first.rating > answer.standings[1].rating
 
 
-def test_an_unknown_ladder_bot_or_match_is_not_found(arena: arena_pb2_grpc.ArenaStub) -> None:
+def test_an_unknown_ladder_bot_or_match_is_not_found(
+    arena: arena_pb2_grpc.ArenaStub, token_for: Callable
+) -> None:
+    _, md = token_for("ada")
     tried = {
         "GetLadder no-such-game": lambda: arena.GetLadder(pb.GetLadderRequest(game="no-such-game")),
         "GetBot nobody": lambda: arena.GetBot(pb.GetBotRequest(name="nobody")),
-        "GetMatch 999999": lambda: arena.GetMatch(pb.GetMatchRequest(match_id=999999)),
-        "GetReplay 999999": lambda: arena.GetReplay(pb.GetReplayRequest(match_id=999999)),
-        "ListMatches bot=nobody": lambda: arena.ListMatches(pb.ListMatchesRequest(bot="nobody")),
-        "FollowMatch 999999": lambda: arena.FollowMatch(pb.FollowMatchRequest(match_id=999999)),
+        "GetMatch 999999": lambda: arena.GetMatch(pb.GetMatchRequest(match_id=999999), metadata=md),
+        "GetReplay 999999": lambda: arena.GetReplay(pb.GetReplayRequest(match_id=999999), metadata=md),
+        "ListMatches bot=nobody": lambda: arena.ListMatches(pb.ListMatchesRequest(bot="nobody"), metadata=md),
+        "FollowMatch 999999": lambda: arena.FollowMatch(pb.FollowMatchRequest(match_id=999999), metadata=md),
     }
     for what, call in tried.items():
         error = refused(call)
@@ -283,7 +288,9 @@ def test_matches_are_listed_by_bot_or_ladder_newest_first_a_page_at_a_time(
     ladder_oh_hell: Ladder,
     ladder_bot_factory: Callable,
     ladder_match_factory: Callable,
+    token_for: Callable,
 ) -> None:
+    _, md = token_for("ada")
     alpha, beta, gamma = (ladder_bot_factory("ada", name) for name in ("alpha", "beta", "gamma"))
     sevens = Ladder.objects.create(game="black-sevens", min_players=3, max_players=7)
     made = [
@@ -293,19 +300,23 @@ def test_matches_are_listed_by_bot_or_ladder_newest_first_a_page_at_a_time(
 
     pages, token = [], ""
     while True:
-        page = arena.ListMatches(pb.ListMatchesRequest(bot="alpha", page_size=2, page_token=token))
+        page = arena.ListMatches(
+            pb.ListMatchesRequest(bot="alpha", page_size=2, page_token=token), metadata=md
+        )
         pages.append([match.id for match in page.matches])
         token = page.next_page_token
         if not token:
             break
-    by_ladder = arena.ListMatches(pb.ListMatchesRequest(game="black-sevens")).matches
-    both = arena.ListMatches(pb.ListMatchesRequest(bot="beta", game="oh-hell", page_size=100)).matches
+    by_ladder = arena.ListMatches(pb.ListMatchesRequest(game="black-sevens"), metadata=md).matches
+    both = arena.ListMatches(
+        pb.ListMatchesRequest(bot="beta", game="oh-hell", page_size=100), metadata=md
+    ).matches
 
     newest_first = [match.pk for match in reversed(made)]
     assert pages == [newest_first[0:2], newest_first[2:4], newest_first[4:5]]
     assert [match.id for match in by_ladder] == [other.pk]
     assert [match.id for match in both] == newest_first
-    error = refused(lambda: arena.ListMatches(pb.ListMatchesRequest(page_size=101)))
+    error = refused(lambda: arena.ListMatches(pb.ListMatchesRequest(page_size=101), metadata=md))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
@@ -314,7 +325,9 @@ def test_a_match_shows_its_seats_scores_ranks_and_forfeits(
     ladder_oh_hell: Ladder,
     ladder_bot_factory: Callable,
     ladder_match_factory: Callable,
+    token_for: Callable,
 ) -> None:
+    _, ada = token_for("ada")
     versions = [ladder_bot_factory("ada", name) for name in ("alpha", "beta", "gamma")]
     match = ladder_match_factory(ladder_oh_hell, versions, [2, 1, 3])
     for seat, score in zip(match.seats.order_by("seat"), [10, 25, -5], strict=True):
@@ -324,7 +337,7 @@ def test_a_match_shows_its_seats_scores_ranks_and_forfeits(
         forfeit_status="TIMEOUT", forfeit_reason="no answer in 1s"
     )
 
-    shown = arena.GetMatch(pb.GetMatchRequest(match_id=match.pk))
+    shown = arena.GetMatch(pb.GetMatchRequest(match_id=match.pk), metadata=ada)
 
     assert (shown.game, shown.kind, shown.rated, shown.status) == ("oh-hell", "ladder", True, "finished")
     assert [(s.seat, s.bot, s.version, s.score, s.rank) for s in shown.seats] == [
@@ -336,27 +349,46 @@ def test_a_match_shows_its_seats_scores_ranks_and_forfeits(
     assert not shown.seats[0].forfeit_status and shown.finished and not shown.has_replay
 
 
+def replay_document(seats: int = 3, **extra: Any) -> dict[str, Any]:
+    """A replay document's top level, enough for the platform to read (not to verify)."""
+    return {
+        "format": "septet-replay/1",
+        "game": "oh-hell",
+        "options": {},
+        "seed": 7,
+        "seats": [{"seat": seat, "name": f"bot{seat}"} for seat in range(seats)],
+        "events": [],
+        "forfeits": [],
+        "result": {"scores": [0] * seats, "ranks": None, "aborted": False, "reason": ""},
+        **extra,
+    }
+
+
 def test_a_replay_is_streamed_in_64_kib_chunks_equal_to_the_stored_file(
     arena: arena_pb2_grpc.ArenaStub,
     storage: tuple[Path, Path],
     ladder_oh_hell: Ladder,
     ladder_bot_factory: Callable,
     ladder_match_factory: Callable,
+    token_for: Callable,
 ) -> None:
+    _, md = token_for("ada")
     versions = [ladder_bot_factory("ada", name) for name in ("alpha", "beta", "gamma")]
     match = ladder_match_factory(ladder_oh_hell, versions, [1, 2, 3])
-    stored = os.urandom(150 * 1024)  # stands in for a .json.gz: the bytes are sent as stored
+    padding = os.urandom(150 * 1024).hex()  # incompressible enough for three chunks
+    stored = gzip.compress(json.dumps(replay_document(padding=padding)).encode(), mtime=0)
     storage[1].mkdir(parents=True)
     (storage[1] / f"{match.pk}-a1.json.gz").write_bytes(stored)
-    no_replay = refused(lambda: arena.GetReplay(pb.GetReplayRequest(match_id=match.pk)))
+    no_replay = refused(lambda: arena.GetReplay(pb.GetReplayRequest(match_id=match.pk), metadata=md))
     Match.objects.filter(pk=match.pk).update(replay=f"{match.pk}-a1.json.gz")
 
-    received = [chunk.data for chunk in arena.GetReplay(pb.GetReplayRequest(match_id=match.pk))]
+    received = [chunk.data for chunk in arena.GetReplay(pb.GetReplayRequest(match_id=match.pk), metadata=md)]
 
     assert no_replay.code() == grpc.StatusCode.NOT_FOUND
-    assert [len(data) for data in received] == [64 * 1024, 64 * 1024, 22 * 1024]
+    assert len(stored) > 128 * 1024
+    assert [len(data) for data in received[:-1]] == [64 * 1024] * (len(received) - 1)
     assert b"".join(received) == stored
-    assert arena.GetMatch(pb.GetMatchRequest(match_id=match.pk)).has_replay
+    assert arena.GetMatch(pb.GetMatchRequest(match_id=match.pk), metadata=md).has_replay
 
 
 # Challenges and following a match --------------------------------------------------------------
@@ -372,7 +404,7 @@ def test_a_challenge_creates_an_unrated_match_of_the_given_active_versions_and_q
     ladder_bot_factory("ada", "alpha", number=1, status=BotVersion.Status.RETIRED)
     ladder_bot_factory("ada", "alpha", number=2)
     ladder_bot_factory("bob", "beta")
-    ladder_bot_factory("bob", "gamma")
+    ladder_bot_factory("carol", "gamma")
     _, metadata = token_for("carol")
     seats = [
         pb.ChallengeSeat(bot="alpha"),
@@ -381,11 +413,13 @@ def test_a_challenge_creates_an_unrated_match_of_the_given_active_versions_and_q
     ]
 
     answer = arena.RequestChallenge(
-        pb.RequestChallengeRequest(game="oh-hell", seats=seats, seed=42), metadata=metadata
+        pb.RequestChallengeRequest(game="oh-hell", seats=seats), metadata=metadata
     )
 
     match = Match.objects.get(pk=answer.match.id)
-    assert (match.kind, match.rated, match.seed, match.status) == ("challenge", False, 42, "scheduled")
+    assert (match.kind, match.rated, match.status) == ("challenge", False, "scheduled")
+    assert match.seed > 0 and answer.match.seed == 0  # random, and hidden until the match is over
+    assert queued["match"].queues == ["challenges"]
     assert [(seat.bot, seat.version) for seat in answer.match.seats] == [
         ("alpha", 2),
         ("beta", 1),
@@ -428,8 +462,17 @@ def test_a_bad_challenge_is_refused_and_creates_no_match(
             grpc.StatusCode.INVALID_ARGUMENT,
         ),
     }
+    ladder_bot_factory("carol", "mine")
+    with_seed = {  # what carol tried, with one of her own bots seated, and the refusal expected
+        "a chosen seed": (seats("mine", "alpha", "beta"), 42, grpc.StatusCode.INVALID_ARGUMENT),
+        "none of her bots": (seats("alpha", "beta", "alpha"), 0, grpc.StatusCode.PERMISSION_DENIED),
+        "another's bot twice": (seats("mine", "alpha", "alpha"), 0, grpc.StatusCode.INVALID_ARGUMENT),
+    }
+    for what, (chosen, _seed, code) in with_seed.items():
+        tried[what] = (chosen, "oh-hell", metadata, code)
     for what, (chosen, game, sent, code) in tried.items():
-        request = pb.RequestChallengeRequest(game=game, seats=chosen)
+        seed = with_seed[what][1] if what in with_seed else 0
+        request = pb.RequestChallengeRequest(game=game, seats=chosen, seed=seed)
         error = refused(lambda request=request, sent=sent: arena.RequestChallenge(request, metadata=sent))
         assert error.code() == code, what
         assert error.details(), what
@@ -441,10 +484,12 @@ def test_following_a_match_streams_its_status_changes_until_it_is_over(
     ladder_oh_hell: Ladder,
     ladder_bot_factory: Callable,
     ladder_match_factory: Callable,
+    token_for: Callable,
 ) -> None:
     versions = [ladder_bot_factory("ada", name) for name in ("alpha", "beta", "gamma")]
     match = ladder_match_factory(ladder_oh_hell, versions, None, status=Match.Status.SCHEDULED)
-    events = arena.FollowMatch(pb.FollowMatchRequest(match_id=match.pk), timeout=30)
+    _, md = token_for("ada")
+    events = arena.FollowMatch(pb.FollowMatchRequest(match_id=match.pk), timeout=30, metadata=md)
     seen = [next(events).status]
 
     Match.objects.filter(pk=match.pk).update(status=Match.Status.RUNNING, attempt=1)

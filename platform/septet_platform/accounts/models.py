@@ -19,3 +19,18 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} / {self.name} ({self.prefix}…)"
+
+
+class CountedAction(models.Model):
+    """One action that a limit counts (a sign-up from an address, a failed sign-in, a challenge),
+    kept in the database so every site and Arena process counts against the same total."""
+
+    scope = models.CharField(max_length=32)
+    key = models.CharField(max_length=200)
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["scope", "key", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.scope} {self.key} at {self.at:%Y-%m-%d %H:%M:%S}"

@@ -20,7 +20,20 @@ from django.db import close_old_connections
 from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate
 
 SERVICE = "/septet.v1.Arena/"
-USER_REQUIRED = frozenset({f"{SERVICE}SubmitBot", f"{SERVICE}RequestChallenge", f"{SERVICE}EnterTournament"})
+USER_REQUIRED = frozenset(
+    f"{SERVICE}{method}"
+    for method in (
+        "SubmitBot",
+        "RequestChallenge",
+        "EnterTournament",
+        # Match reads: what a caller may see of a match depends on who they are (forfeit reasons
+        # of their own seats), and an anonymous caller cannot be counted or refused by name.
+        "ListMatches",
+        "GetMatch",
+        "GetReplay",
+        "FollowMatch",
+    )
+)
 BEARER = "bearer "
 
 current_user: contextvars.ContextVar[AbstractBaseUser | None] = contextvars.ContextVar(

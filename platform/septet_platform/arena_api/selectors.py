@@ -1,18 +1,40 @@
-"""Arena reads: ladders, bots and matches as the Arena API lists them."""
+"""Arena reads: ladders, bots and matches as the Arena API lists them, and what of a match a
+viewer may see.
+
+Publication rule (one place, used by the site and the Arena alike): a match's seed and replay are
+published only once its whole duplicate set is over. The rotations of a set share one seed, so the
+replay of a finished rotation deals the cards of the set's rotations still to come; until every
+match of the set is FINISHED, ABORTED or CANCELLED nobody sees the seed or the replay, the bots'
+owners included (a bot's build may hold its owner's token). A match with no `duplicate_set` (a
+challenge, say) is a set of its own.
+
+Forfeit reasons are the bot owner's: every copy of a match or replay shown to someone else has the
+reasons of seats they do not own blanked. The stored replay stays whole; the public copy differs
+only in reason texts, which verification (referee.replay.verify) never compares.
+"""
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
 
+from referee import replay as replays
 from septet_platform.bots.models import Bot
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match
 
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 20
+OVER = frozenset({Match.Status.FINISHED, Match.Status.ABORTED, Match.Status.CANCELLED})
+UNPUBLISHED = "the seed and replay are published when its duplicate set is over"
+
+Viewer = AbstractBaseUser | AnonymousUser | None
 
 
 class BadPageRequest(ValueError):
@@ -84,3 +106,86 @@ def match_replay_path(*, match: Match) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"the replay of match {match.pk} is missing from storage")
     return path
+
+
+class ReplayUnpublished(LookupError):
+    """The match's duplicate set is not over yet: its replay stays hidden from everyone."""
+
+
+def _set_filter(match: Match) -> Q:
+    """The matches of `match`'s duplicate set (same ladder, tournament and set name)."""
+    return Q(ladder_id=match.ladder_id, tournament_id=match.tournament_id, duplicate_set=match.duplicate_set)
+
+
+def published_match_ids(matches: Iterable[Match]) -> set[int]:
+    """The ids among `matches` whose seed and replay may be shown (see the module docstring):
+    one query for all of them, whatever their number."""
+    matches = list(matches)
+    alone = {match.pk for match in matches if not match.duplicate_set and match.status in OVER}
+    in_sets = [match for match in matches if match.duplicate_set]
+    if not in_sets:
+        return alone
+    unfinished = {
+        (ladder, tournament, name)
+        for ladder, tournament, name in Match.objects.filter(
+            duplicate_set__in={match.duplicate_set for match in in_sets}
+        )
+        .exclude(status__in=OVER)
+        .values_list("ladder_id", "tournament_id", "duplicate_set")
+    }
+    return alone | {
+        match.pk
+        for match in in_sets
+        if match.status in OVER
+        and (match.ladder_id, match.tournament_id, match.duplicate_set) not in unfinished
+    }
+
+
+def match_is_published(match: Match) -> bool:
+    """True when the match's seed and replay may be shown to anyone: its duplicate set is over."""
+    if match.status not in OVER:
+        return False
+    if not match.duplicate_set:
+        return True
+    return not Match.objects.filter(_set_filter(match)).exclude(status__in=OVER).exists()
+
+
+def owned_seats(match: Match, viewer: Viewer) -> set[int]:
+    """The seat numbers of `match` whose bot belongs to `viewer` (none for an anonymous viewer)."""
+    if viewer is None or not viewer.is_authenticated:
+        return set()
+    return {seat.seat for seat in match.seats.all() if seat.bot_version.bot.owner_id == viewer.pk}
+
+
+def published_replay_path(*, match: Match) -> Path:
+    """The stored replay of a published match; ReplayUnpublished before its set is over,
+    FileNotFoundError when it has none."""
+    if not match_is_published(match):
+        raise ReplayUnpublished(f"match {match.pk}: {UNPUBLISHED}")
+    return match_replay_path(match=match)
+
+
+def replay_redacted(document: dict[str, Any], *, owned: set[int]) -> bool:
+    """Blanks, in place, the forfeit reasons of seats not in `owned`; True when it changed any."""
+    changed = False
+    forfeits = [event for event in document.get("events", []) if isinstance(event, dict)]
+    forfeits = [event for event in forfeits if event.get("type") == "forfeit"]
+    forfeits += [entry for entry in document.get("forfeits", []) or [] if isinstance(entry, dict)]
+    for entry in forfeits:
+        if entry.get("seat") not in owned and entry.get("reason"):
+            entry["reason"] = ""
+            changed = True
+    return changed
+
+
+def replay_for_viewer(*, match: Match, viewer: Viewer) -> bytes:
+    """The published replay (.json.gz bytes) as `viewer` may see it: the stored file itself when
+    it hides nothing from them, else a copy with other owners' forfeit reasons blanked.
+    ReplayUnpublished, FileNotFoundError, or ReplayError for a damaged file (never sent as is:
+    it could hold reasons this could not blank)."""
+    path = published_replay_path(match=match)
+    stored = path.read_bytes()
+    document = replays.load(path)
+    if not replay_redacted(document, owned=owned_seats(match, viewer)):
+        return stored
+    return gzip.compress(replays.dumps(document), mtime=0)

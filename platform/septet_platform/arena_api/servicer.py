@@ -17,6 +17,7 @@ from django.db import close_old_connections
 from referee.botfolder import BotFolderError
 from referee.protocol import arena_pb2 as pb
 from referee.protocol import arena_pb2_grpc
+from referee.replay import ReplayError
 from septet_platform.arena_api import selectors, services
 from septet_platform.arena_api.auth import current_user
 from septet_platform.bots.archives import CHUNK, DEFAULT_LIMITS, ArchiveLimits, ArchiveRejected
@@ -32,7 +33,7 @@ from septet_platform.tournaments import services as tournament_services
 from septet_platform.tournaments.models import Tournament
 
 FOLLOW_POLL_SECONDS = 0.5
-OVER = frozenset({Match.Status.FINISHED, Match.Status.ABORTED, Match.Status.CANCELLED})
+OVER = selectors.OVER
 
 
 def _time(value: datetime | None) -> str:
@@ -75,21 +76,24 @@ def _version(version: BotVersion, *, owner_sees: bool) -> pb.BotVersionInfo:
     )
 
 
-def _match(match: Match) -> pb.MatchInfo:
+def _match(match: Match, *, viewer: AbstractBaseUser | None, published: bool) -> pb.MatchInfo:
+    """The match as `viewer` may see it: the seed only once `published` (its duplicate set is
+    over), forfeit reasons only of the viewer's own seats."""
     seats = sorted(match.seats.all(), key=lambda seat: seat.seat)
+    owned = selectors.owned_seats(match, viewer)
     return pb.MatchInfo(
         id=match.pk,
         game=match.ladder.game,
         kind=match.kind,
         rated=match.rated,
         status=match.status,
-        seed=match.seed,
+        seed=match.seed if published else 0,
         duplicate_set=match.duplicate_set,
         rotation=match.rotation,
         created=_time(match.created),
         started=_time(match.started),
         finished=_time(match.finished),
-        has_replay=bool(match.replay),
+        has_replay=bool(match.replay) and published,
         seats=[
             pb.SeatInfo(
                 seat=seat.seat,
@@ -98,11 +102,16 @@ def _match(match: Match) -> pb.MatchInfo:
                 score=seat.score,
                 rank=seat.rank,
                 forfeit_status=seat.forfeit_status,
-                forfeit_reason=seat.forfeit_reason,
+                forfeit_reason=seat.forfeit_reason if seat.seat in owned else "",
             )
             for seat in seats
         ],
     )
+
+
+def _one_match(match: Match) -> pb.MatchInfo:
+    """One match as the current caller may see it."""
+    return _match(match, viewer=current_user.get(), published=selectors.match_is_published(match))
 
 
 def _not_found(context: grpc.ServicerContext, error: Exception) -> NoReturn:
@@ -202,11 +211,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except ObjectDoesNotExist as error:
             _not_found(context, error)
-        return pb.ListMatchesResponse(matches=[_match(match) for match in page], next_page_token=next_token)
+        viewer = current_user.get()
+        published = selectors.published_match_ids(page)
+        return pb.ListMatchesResponse(
+            matches=[_match(match, viewer=viewer, published=match.pk in published) for match in page],
+            next_page_token=next_token,
+        )
 
     def GetMatch(self, request: pb.GetMatchRequest, context: grpc.ServicerContext) -> pb.MatchInfo:
         try:
-            return _match(selectors.match_get(match_id=request.match_id))
+            return _one_match(selectors.match_get(match_id=request.match_id))
         except Match.DoesNotExist as error:
             _not_found(context, error)
 
@@ -214,25 +228,37 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self, request: pb.GetReplayRequest, context: grpc.ServicerContext
     ) -> Iterator[pb.ReplayChunk]:
         try:
-            path = selectors.match_replay_path(match=selectors.match_get(match_id=request.match_id))
+            match = selectors.match_get(match_id=request.match_id)
+            data = selectors.replay_for_viewer(match=match, viewer=current_user.get())
         except (Match.DoesNotExist, FileNotFoundError) as error:
             _not_found(context, error)
-        close_old_connections()  # the rest is file reading: no connection held while streaming
-        with open(path, "rb") as stream:
-            while data := stream.read(CHUNK):
-                yield pb.ReplayChunk(data=data)
+        except selectors.ReplayUnpublished as error:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
+        except ReplayError as error:
+            context.abort(grpc.StatusCode.DATA_LOSS, f"match {request.match_id}'s replay is damaged: {error}")
+        close_old_connections()  # the rest is sending: no connection held while streaming
+        for start in range(0, len(data), CHUNK):
+            yield pb.ReplayChunk(data=data[start : start + CHUNK])
 
     def RequestChallenge(
         self, request: pb.RequestChallengeRequest, context: grpc.ServicerContext
     ) -> pb.RequestChallengeResponse:
+        user = current_user.get()
+        assert user is not None  # the interceptor refuses anonymous challenges
         seats = [(seat.bot, seat.version) for seat in request.seats]
         try:
-            match = services.challenge_request(game=request.game, seats=seats, seed=request.seed)
+            match = services.challenge_request(
+                requester=user, game=request.game, seats=seats, seed=request.seed
+            )
         except ObjectDoesNotExist as error:
             _not_found(context, error)
         except services.ChallengeInvalid as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        return pb.RequestChallengeResponse(match=_match(selectors.match_get(match_id=match.pk)))
+        except services.ChallengeNotYours as error:
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
+        except services.ChallengesExhausted as error:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
+        return pb.RequestChallengeResponse(match=_one_match(selectors.match_get(match_id=match.pk)))
 
     def FollowMatch(
         self, request: pb.FollowMatchRequest, context: grpc.ServicerContext
@@ -246,7 +272,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 _not_found(context, error)
             if (match.status, match.attempt) != last:
                 last = (match.status, match.attempt)
-                yield pb.MatchEvent(status=match.status, attempt=match.attempt, match=_match(match))
+                yield pb.MatchEvent(status=match.status, attempt=match.attempt, match=_one_match(match))
             if match.status in OVER:
                 return
             time.sleep(FOLLOW_POLL_SECONDS)

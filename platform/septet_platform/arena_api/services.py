@@ -1,4 +1,5 @@
-"""Arena writes: a submission queued for qualification, a challenge match queued to run."""
+"""Arena writes: a submission queued for qualification, a challenge match queued to run, each
+within its per-user limits."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from septet_platform.accounts.limits import Limit
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveLimits
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.services import bot_version_submit
@@ -23,10 +25,23 @@ from septet_platform.matches.tasks import match_run_task
 
 SEED_BITS = 62
 SUBMISSION_WINDOW = timedelta(hours=1)
+CHALLENGE_WINDOW = timedelta(hours=1)
+CHALLENGE_QUEUE = "challenges"
+"""Challenges run on a queue of their own, below rated play: a flood of them cannot hold up the
+ladder, and a worker consumes it only when asked to (see settings.SEPTET_QUEUES)."""
 
 
 class ChallengeInvalid(ValueError):
     """A challenge that cannot be played as asked; the message says why."""
+
+
+class ChallengeNotYours(PermissionError):
+    """A challenge seating none of the requester's own bots."""
+
+
+class ChallengesExhausted(Exception):
+    """The requester, or a bot they seat, has used up its challenges for now; the message says
+    which and when to try again."""
 
 
 class SubmissionsExhausted(Exception):
@@ -59,10 +74,15 @@ def bot_submit(
     return version
 
 
-def challenge_request(*, game: str, seats: Sequence[tuple[str, int]], seed: int = 0) -> Match:
+def challenge_request(
+    *, requester: AbstractBaseUser, game: str, seats: Sequence[tuple[str, int]], seed: int = 0
+) -> Match:
     """An unrated CHALLENGE match on `game`'s ladder seating, in order, each (bot name, version
-    number; 0 for its latest ACTIVE version), queued to run once created. Ladder.DoesNotExist or
-    Bot.DoesNotExist for an unknown game or bot; ChallengeInvalid for anything else wrong."""
+    number; 0 for its latest ACTIVE version), queued on the low-priority `challenges` queue once
+    created, always with a random seed. Ladder.DoesNotExist or Bot.DoesNotExist for an unknown
+    game or bot; ChallengeInvalid for anything else wrong; ChallengeNotYours when `requester`
+    owns none of the seated bots (nobody matches strangers' bots against each other);
+    ChallengesExhausted past the requester's or a seated bot's hourly limit."""
     ladder = Ladder.objects.filter(game=game).first()
     if ladder is None:
         raise Ladder.DoesNotExist(f"no ladder for game {game!r}")
@@ -70,21 +90,81 @@ def challenge_request(*, game: str, seats: Sequence[tuple[str, int]], seed: int 
         raise ChallengeInvalid(
             f"{game} is played by {ladder.min_players}-{ladder.max_players} seats, not {len(seats)}"
         )
-    if seed < 0:
-        raise ChallengeInvalid(f"the seed must be 0 (random) or positive, not {seed}")
+    if seed != 0:
+        raise ChallengeInvalid(
+            f"a challenge's seed is always random (a chosen deal is a known deal): send 0, not {seed}"
+        )
     versions = [_active_version(name=name, number=number, game=game) for name, number in seats]
+    targets = _challenge_targets(requester, versions)
     with transaction.atomic():
+        _lock_counters(requester, targets)
+        _challenge_limits_check(requester, targets)
         match = Match.objects.create(
             ladder=ladder,
             kind=Match.Kind.CHALLENGE,
             rated=False,
-            seed=seed or secrets.randbits(SEED_BITS) or 1,
+            seed=secrets.randbits(SEED_BITS) or 1,
         )
         Seat.objects.bulk_create(
             Seat(match=match, seat=seat, bot_version=version) for seat, version in enumerate(versions)
         )
-        transaction.on_commit(functools.partial(match_run_task.delay, match.pk))
+        challenges_by_user().record(str(requester.pk))
+        for bot in targets:
+            challenges_of_bot().record(str(bot.pk))
+        transaction.on_commit(
+            functools.partial(match_run_task.apply_async, (match.pk,), queue=CHALLENGE_QUEUE)
+        )
     return match
+
+
+def challenges_by_user() -> Limit:
+    """Challenges one user may request per hour (settings.SEPTET_CHALLENGES_PER_HOUR)."""
+    return Limit("challenge:user", settings.SEPTET_CHALLENGES_PER_HOUR, CHALLENGE_WINDOW)
+
+
+def challenges_of_bot() -> Limit:
+    """Challenges that may seat one bot of someone else's per hour, whoever asks
+    (settings.SEPTET_CHALLENGES_PER_BOT_PER_HOUR): many users cannot flood one bot either."""
+    return Limit("challenge:bot", settings.SEPTET_CHALLENGES_PER_BOT_PER_HOUR, CHALLENGE_WINDOW)
+
+
+def _challenge_targets(requester: AbstractBaseUser, versions: Sequence[BotVersion]) -> list[Bot]:
+    """The seated bots of other owners (house bots included), each once; refuses a challenge
+    seating none of the requester's bots, or another owner's bot in more than one seat."""
+    bots = [version.bot for version in versions]
+    if not any(bot.owner_id == requester.pk for bot in bots):
+        raise ChallengeNotYours("a challenge must seat at least one of your own bots")
+    others: dict[int, Bot] = {}
+    for bot in bots:
+        if bot.owner_id == requester.pk:
+            continue
+        if bot.pk in others:
+            raise ChallengeInvalid(f"{bot.name} is not your bot: seat it once at most")
+        others[bot.pk] = bot
+    return sorted(others.values(), key=lambda bot: bot.pk)
+
+
+def _lock_counters(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
+    """Row locks on the requester and the target bots, in a fixed order, so concurrent
+    challenges count one after another (check then record) and none slips past a limit."""
+    type(requester)._default_manager.select_for_update().filter(pk=requester.pk).exists()
+    list(Bot.objects.select_for_update().filter(pk__in=[bot.pk for bot in targets]).order_by("pk"))
+
+
+def _challenge_limits_check(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
+    by_user = challenges_by_user()
+    if by_user.exhausted(str(requester.pk)):
+        raise ChallengesExhausted(
+            f"challenge limit reached: {by_user.count} per hour per user; "
+            f"try again in {by_user.wait_minutes(str(requester.pk))} min"
+        )
+    of_bot = challenges_of_bot()
+    for bot in targets:
+        if of_bot.exhausted(str(bot.pk)):
+            raise ChallengesExhausted(
+                f"{bot.name} has been challenged {of_bot.count} times in the last hour; "
+                f"try again in {of_bot.wait_minutes(str(bot.pk))} min"
+            )
 
 
 def _active_version(*, name: str, number: int, game: str) -> BotVersion:

@@ -118,7 +118,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # qualification must not wait behind a match backlog, maintenance (scheduling, reaping) is tiny.
 # Tournament matches have a queue of their own, so an event finishes in predictable time while
 # the ladder keeps going (give it dedicated workers for that).
-SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments")
+# Challenges (unrated, asked for by users) have the lowest priority and a queue of their own, so a
+# flood of them never delays rated play.
+SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments", "challenges")
 CELERY_TASK_DEFAULT_QUEUE = "matches"
 CELERY_TASK_ROUTES = {
     "septet.match_run": {"queue": "matches"},
@@ -160,6 +162,10 @@ SEPTET_WARM_HOUSE_BOTS = os.environ.get("SEPTET_WARM_HOUSE_BOTS", "1") not in ("
 
 # Submissions per user (Arena SubmitBot): at most this many in any rolling hour.
 SEPTET_SUBMISSIONS_PER_HOUR = int(os.environ.get("SEPTET_SUBMISSIONS_PER_HOUR", "12"))
+# Challenges (Arena RequestChallenge) per requesting user, and seating any one bot of someone
+# else's, in any rolling hour.
+SEPTET_CHALLENGES_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGES_PER_HOUR", "10"))
+SEPTET_CHALLENGES_PER_BOT_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGES_PER_BOT_PER_HOUR", "20"))
 
 # Logs: one line per record on stderr; SEPTET_LOG_FORMAT=json (production's default) makes each a
 # JSON object whose extra fields (match_id, attempt, worker, ...) a log search can filter on.

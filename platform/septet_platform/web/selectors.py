@@ -25,7 +25,13 @@ from django.db.models import QuerySet
 
 from referee import replay as replays
 from referee.stats import MeanInterval, mean_interval
-from septet_platform.arena_api.selectors import match_replay_path
+from septet_platform.arena_api.selectors import (
+    UNPUBLISHED,
+    Viewer,
+    match_is_published,
+    match_replay_path,
+    owned_seats,
+)
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
@@ -313,30 +319,47 @@ class RoundRow:
 
 @dataclass(frozen=True)
 class MatchDetail:
-    """What the match page shows; `replay_error` says why the rounds are missing, if they are."""
+    """What the match page shows; `replay_error` says why the rounds are missing, if they are.
+    `published`: the seed and replay may be shown (arena_api.selectors' publication rule);
+    `owned_seats`: the seats whose forfeit reasons this viewer may read (their own bots')."""
 
     match: Match
     seats: list[Seat]
     rounds: list[RoundRow]
     has_replay: bool
     replay_error: str = ""
+    published: bool = False
+    owned_seats: frozenset[int] = frozenset()
 
 
-def match_detail(*, match_id: int) -> MatchDetail:
-    """The match with its seats and per-round scores read from its replay; Match.DoesNotExist."""
+def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
+    """The match with its seats and, once published, per-round scores read from its replay;
+    Match.DoesNotExist."""
     match = Match.objects.select_related("ladder", "tournament").filter(pk=match_id).first()
     if match is None:
         raise Match.DoesNotExist(f"no match {match_id}")
     seats = list(match.seats.select_related("bot_version__bot__owner").order_by("seat"))
+    owned = frozenset(owned_seats(match, viewer))
+    if not match_is_published(match):
+        return MatchDetail(match, seats, [], has_replay=False, replay_error=UNPUBLISHED, owned_seats=owned)
     try:
         document = replays.load(match_replay_path(match=match))
     except FileNotFoundError as missing:
-        return MatchDetail(match, seats, [], has_replay=False, replay_error=str(missing))
+        return MatchDetail(
+            match, seats, [], has_replay=False, replay_error=str(missing), published=True, owned_seats=owned
+        )
     except (replays.ReplayError, OSError, ValueError) as damaged:
         return MatchDetail(
-            match, seats, [], has_replay=True, replay_error=f"the replay is unreadable: {damaged}"
+            match,
+            seats,
+            [],
+            has_replay=True,
+            replay_error=f"the replay is unreadable: {damaged}",
+            published=True,
+            owned_seats=owned,
         )
-    return MatchDetail(match, seats, round_rows(document.get("events", [])), has_replay=True)
+    rounds = round_rows(document.get("events", []))
+    return MatchDetail(match, seats, rounds, has_replay=True, published=True, owned_seats=owned)
 
 
 def round_rows(events: Sequence[Any]) -> list[RoundRow]:
@@ -358,6 +381,14 @@ def bots_of(*, owner: AbstractBaseUser) -> list[Bot]:
 def match_row(*, match_id: int) -> Match:
     """The match row alone (no seats), for the status and replay endpoints; Match.DoesNotExist."""
     match = Match.objects.filter(pk=match_id).first()
+    if match is None:
+        raise Match.DoesNotExist(f"no match {match_id}")
+    return match
+
+
+def match_with_seats(*, match_id: int) -> Match:
+    """The match with its seats' bots fetched (whose seats a viewer owns); Match.DoesNotExist."""
+    match = Match.objects.prefetch_related("seats__bot_version__bot").filter(pk=match_id).first()
     if match is None:
         raise Match.DoesNotExist(f"no match {match_id}")
     return match

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import gzip
 
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from referee.games import all_games
-from septet_platform.arena_api.selectors import ladder_get, ladders_list, match_replay_path
+from referee.replay import ReplayError
+from septet_platform.arena_api.selectors import ReplayUnpublished, ladder_get, ladders_list, replay_for_viewer
 from septet_platform.bots.models import Bot
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
@@ -63,7 +64,7 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
 def match(request: HttpRequest, match_id: int) -> HttpResponse:
     """A match's seating, results and rounds, and the replay viewer once it is played."""
     try:
-        detail = selectors.match_detail(match_id=match_id)
+        detail = selectors.match_detail(match_id=match_id, viewer=request.user)
     except Match.DoesNotExist as missing:
         raise Http404(str(missing)) from None
     return render(
@@ -87,19 +88,21 @@ def match_status(request: HttpRequest, match_id: int) -> JsonResponse:
 
 @require_GET
 def match_replay(request: HttpRequest, match_id: int) -> HttpResponse:
-    """The match's replay document (septet-replay/1 JSON): the stored gzip as it is, with
-    Content-Encoding gzip, to clients that accept it; decompressed for the others."""
+    """The match's replay document (septet-replay/1 JSON) once its duplicate set is over (a 404
+    saying so before), with the forfeit reasons of other owners' seats blanked: gzip bytes with
+    Content-Encoding gzip to clients that accept it, decompressed for the others."""
     try:
-        path = match_replay_path(match=selectors.match_row(match_id=match_id))
-    except (Match.DoesNotExist, FileNotFoundError) as missing:
+        data = replay_for_viewer(match=selectors.match_with_seats(match_id=match_id), viewer=request.user)
+    except (Match.DoesNotExist, FileNotFoundError, ReplayUnpublished, ReplayError) as missing:
         raise Http404(str(missing)) from None
     if "gzip" in request.headers.get("Accept-Encoding", ""):
-        response: HttpResponse = FileResponse(path.open("rb"), content_type="application/json")
+        response = HttpResponse(data, content_type="application/json")
         response["Content-Encoding"] = "gzip"
     else:
-        response = HttpResponse(gzip.decompress(path.read_bytes()), content_type="application/json")
-    response["Vary"] = "Accept-Encoding"
-    response["Cache-Control"] = "public, max-age=3600"  # a recorded replay never changes
+        response = HttpResponse(gzip.decompress(data), content_type="application/json")
+    response["Vary"] = "Accept-Encoding, Cookie"
+    # What a replay shows depends on who asks (their own forfeit reasons): no shared caches.
+    response["Cache-Control"] = "private, max-age=3600"
     return response
 
 
