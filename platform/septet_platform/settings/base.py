@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parents[3]
 DATA_DIR = Path(os.environ.get("SEPTET_DATA_DIR", BASE_DIR / "var"))
@@ -93,10 +94,17 @@ LOGIN_URL = "web:sign-in"
 LOGIN_REDIRECT_URL = "web:my-bots"
 LOGOUT_REDIRECT_URL = "web:home"
 SEPTET_SIGN_IN_ATTEMPTS = 5
-"""Failed sign-ins allowed per user name in SEPTET_SIGN_IN_WINDOW seconds."""
+"""Failed sign-ins allowed per user name from one address in SEPTET_SIGN_IN_WINDOW seconds."""
 SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS = 20
 """... and per client address (higher: people behind one proxy or NAT share an address)."""
 SEPTET_SIGN_IN_WINDOW = 300
+SEPTET_SIGN_UP = os.environ.get("SEPTET_SIGN_UP", "open")
+"""`open`: anyone may make an account; `closed`: only organisers make them (in the admin)."""
+if SEPTET_SIGN_UP not in ("open", "closed"):
+    raise ImproperlyConfigured(f"SEPTET_SIGN_UP must be open or closed, not {SEPTET_SIGN_UP!r}")
+SEPTET_SIGN_UPS_PER_ADDRESS = int(os.environ.get("SEPTET_SIGN_UPS_PER_ADDRESS", "3"))
+"""New accounts allowed per client address in SEPTET_SIGN_UP_WINDOW seconds."""
+SEPTET_SIGN_UP_WINDOW = 3600
 
 # Celery: late acks so a task whose worker dies is delivered again; every task is idempotent.
 CELERY_BROKER_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView, LogoutView
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
@@ -22,7 +23,8 @@ from septet_platform.arena_api import services as arena_services
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveRejected
 from septet_platform.bots.services import BotNameTaken
 from septet_platform.web import selectors
-from septet_platform.web.forms import BotUploadForm, SignInForm, SignUpForm, TokenCreateForm
+from septet_platform.web.forms import BotUploadForm, SignInForm, SignUpForm, TokenCreateForm, client_address
+from septet_platform.web.signin_limit import sign_up_made, sign_up_open
 from septet_platform.web.uploads import ArchiveSizeLimit
 
 NEW_TOKEN_SESSION_KEY = "septet-new-token"
@@ -30,10 +32,16 @@ NEW_TOKEN_SESSION_KEY = "septet-new-token"
 
 @require_http_methods(["GET", "POST"])
 def sign_up(request: HttpRequest) -> HttpResponse:
-    """A new account, signed in at once."""
-    form = SignUpForm(request.POST or None)
+    """A new account, signed in at once; within the address's allowance, and only while the
+    organiser keeps sign-ups open (a closed sign-up page says so, with a 403)."""
+    if not sign_up_open():
+        return render(request, "web/sign_up.html", {"closed": True}, status=403)
+    address = client_address(request)
+    form = SignUpForm(request.POST or None, address=address)
     if request.method == "POST" and form.is_valid():
-        user = form.save()
+        with transaction.atomic():
+            user = form.save()
+            sign_up_made(address=address)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("web:my-bots")
     return render(request, "web/sign_up.html", {"form": form})

@@ -9,13 +9,29 @@ from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 
 from septet_platform.accounts.services import NAME_MAX_CHARS
 from septet_platform.bots.archives import DEFAULT_LIMITS
-from septet_platform.web.signin_limit import sign_in_blocked, sign_in_failed, sign_in_succeeded
+from septet_platform.web.signin_limit import (
+    sign_in_blocked,
+    sign_in_failed,
+    sign_in_succeeded,
+    sign_up_blocked,
+)
 
 TOO_MANY_ATTEMPTS = "Too many failed sign-in attempts. Wait a few minutes and try again."
+TOO_MANY_SIGN_UPS = "Too many accounts were made from your address recently. Try again later."
 
 
 class SignUpForm(UserCreationForm):
-    """A user name and a password twice (Django's validators)."""
+    """A user name and a password twice (Django's validators), refused once the client address
+    made its allowance of accounts (signin_limit)."""
+
+    def __init__(self, *args: Any, address: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.address = address
+
+    def clean(self) -> dict[str, Any]:
+        if sign_up_blocked(address=self.address):
+            raise forms.ValidationError(TOO_MANY_SIGN_UPS, code="rate_limited")
+        return super().clean()
 
 
 class SignInForm(AuthenticationForm):
@@ -23,7 +39,7 @@ class SignInForm(AuthenticationForm):
 
     def clean(self) -> dict[str, Any]:
         username = self.data.get("username", "") or ""
-        address = _client_address(self.request)
+        address = client_address(self.request)
         if sign_in_blocked(username=username, address=address):
             raise forms.ValidationError(TOO_MANY_ATTEMPTS, code="rate_limited")
         try:
@@ -31,11 +47,11 @@ class SignInForm(AuthenticationForm):
         except forms.ValidationError:
             sign_in_failed(username=username, address=address)
             raise
-        sign_in_succeeded(username=username)
+        sign_in_succeeded(username=username, address=address)
         return cleaned
 
 
-def _client_address(request: Any) -> str:
+def client_address(request: Any) -> str:
     """The address the request came from (REMOTE_ADDR; a proxy in front must set it)."""
     return str(request.META.get("REMOTE_ADDR", "")) if request is not None else ""
 

@@ -1,45 +1,79 @@
-"""Sign-in attempt limiting: a count of failures per user name and per client address in the cache.
+"""Sign-in and sign-up limits, counted in the database (accounts.limits) so every site process
+counts against one total.
 
-After `SEPTET_SIGN_IN_ATTEMPTS` failures for one user name, or `SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS`
-from one client address, within `SEPTET_SIGN_IN_WINDOW` seconds, further attempts for that name or
-from that address are refused before the password is even checked, until the window (counted from
-the first failure) runs out. A successful sign-in clears the name's count. The address is
-REMOTE_ADDR: behind a proxy, the proxy (or the WSGI server) must set it to the client's.
-The default cache is per process; with several site processes, configure a shared cache (Redis)
-so the limit holds across them.
+Sign-in: after `SEPTET_SIGN_IN_ATTEMPTS` failures for one user name *from one client address*, or
+`SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS` failures of any names from one address, within
+`SEPTET_SIGN_IN_WINDOW` seconds, further attempts of that name from that address (or any from
+that address) are refused before the password is checked. Failures are never counted against a
+name alone: a stranger guessing someone's password locks out only the stranger's own address,
+never the owner signing in from theirs. A successful sign-in clears that name's count at that
+address.
+
+Sign-up: at most `SEPTET_SIGN_UPS_PER_ADDRESS` new accounts per client address per
+`SEPTET_SIGN_UP_WINDOW` seconds (per-user limits mean little if accounts are free), and none at
+all when the organiser sets `SEPTET_SIGN_UP=closed` (accounts then come from the admin).
+
+The address is REMOTE_ADDR: behind a proxy, the proxy (or the WSGI server) must set it to the
+client's.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
-from django.core.cache import cache
+
+from septet_platform.accounts.limits import Limit
 
 
-def _keys(username: str, address: str) -> list[str]:
-    return [f"septet:sign-in:user:{username.strip().lower()}", f"septet:sign-in:addr:{address}"]
+def _failures_of_name() -> Limit:
+    window = timedelta(seconds=settings.SEPTET_SIGN_IN_WINDOW)
+    return Limit("sign-in:name-at-address", settings.SEPTET_SIGN_IN_ATTEMPTS, window)
+
+
+def _failures_of_address() -> Limit:
+    window = timedelta(seconds=settings.SEPTET_SIGN_IN_WINDOW)
+    return Limit("sign-in:address", settings.SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS, window)
+
+
+def _sign_ups() -> Limit:
+    window = timedelta(seconds=settings.SEPTET_SIGN_UP_WINDOW)
+    return Limit("sign-up:address", settings.SEPTET_SIGN_UPS_PER_ADDRESS, window)
+
+
+def _name_key(username: str, address: str) -> str:
+    return f"{address} {username.strip().lower()}"
 
 
 def sign_in_blocked(*, username: str, address: str) -> bool:
-    """True when the name or the address used up its failed attempts in the current window."""
-    name_key, address_key = _keys(username, address)
-    counts = cache.get_many([name_key, address_key])
-    return (
-        counts.get(name_key, 0) >= settings.SEPTET_SIGN_IN_ATTEMPTS
-        or counts.get(address_key, 0) >= settings.SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS
+    """True when this name from this address, or this address, used up its failed attempts."""
+    return _failures_of_address().exhausted(address) or _failures_of_name().exhausted(
+        _name_key(username, address)
     )
 
 
 def sign_in_failed(*, username: str, address: str) -> None:
-    """Counts one failed attempt against the name and the address."""
-    for key in _keys(username, address):
-        if cache.add(key, 1, timeout=settings.SEPTET_SIGN_IN_WINDOW):
-            continue
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.add(key, 1, timeout=settings.SEPTET_SIGN_IN_WINDOW)
+    """Counts one failed attempt against the name at this address and against the address."""
+    _failures_of_name().record(_name_key(username, address))
+    _failures_of_address().record(address)
 
 
-def sign_in_succeeded(*, username: str) -> None:
-    """Forgets the name's failures (the address keeps its count: it may be guessing other names)."""
-    cache.delete(_keys(username, "")[0])
+def sign_in_succeeded(*, username: str, address: str) -> None:
+    """Forgets the name's failures at this address (the address keeps its count: it may be
+    guessing other names)."""
+    _failures_of_name().forget(_name_key(username, address))
+
+
+def sign_up_open() -> bool:
+    """False when the organiser closed sign-ups (SEPTET_SIGN_UP=closed)."""
+    return settings.SEPTET_SIGN_UP != "closed"
+
+
+def sign_up_blocked(*, address: str) -> bool:
+    """True when this address made its allowance of accounts in the current window."""
+    return _sign_ups().exhausted(address)
+
+
+def sign_up_made(*, address: str) -> None:
+    """Counts one new account against the address."""
+    _sign_ups().record(address)
