@@ -19,7 +19,7 @@ from typing import Any
 
 from referee.games.base import Action, DecisionKind, Game
 from referee.lineup import Lineup
-from referee.match import MatchResult, TimeControl, Turn, play_match
+from referee.match import MatchResult, TimeControl, Turn, new_match_id, play_match
 
 EXTRA_GAMES_FACTOR = 5
 """Up to this many times the requested games are played while a situation is still unseen."""
@@ -166,7 +166,7 @@ def check_game(
                 seats,
                 seed=table_seed,
                 time_control=time_control,
-                match_id=f"check-{game.id}-{players}p-s{table_seed}",
+                match_id=new_match_id(),  # random: a bot learns nothing of the seed from it
             )
             report.games += 1
             report.decisions += outcome.decisions

@@ -38,7 +38,7 @@ from referee.check import EXPECTED, GameReport, check_game, passed
 from referee.games import all_games, get_game
 from referee.games.base import Game, GameError
 from referee.lineup import BotSpec, Lineup, parse_bot
-from referee.match import MatchResult, TimeControl, play_match
+from referee.match import MatchResult, TimeControl, new_match_id, play_match
 from referee.players import BUILTIN_PLAYERS
 from referee.sandbox import Sandbox
 from referee.series import Summary, Table, schedule, seats_for
@@ -278,7 +278,7 @@ def _play_series(
 ) -> int:
     def play(table: Table) -> MatchResult:
         players = lineup.players(table.seating, table.seed)
-        match_id = f"{game.id}-s{table.seed}-r{table.rotation}"
+        match_id = new_match_id()  # random: a bot learns nothing of the seed from it
         return play_match(
             game, players, seed=table.seed, options=options, time_control=time_control, match_id=match_id
         )

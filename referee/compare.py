@@ -44,7 +44,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from referee.games import get_game
 from referee.games.base import Game, GameError
 from referee.lineup import Lineup, parse_bot
-from referee.match import MatchResult, TimeControl, play_match
+from referee.match import MatchResult, TimeControl, new_match_id, play_match
 from referee.series import Table, schedule, seats_for
 from referee.stats import MeanInterval, mean_interval
 
@@ -410,9 +410,13 @@ def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
 
         def play(table: Table) -> MatchResult:
             players = lineup.players(table.seating, table.seed)
-            match_id = f"compare-{game.id}-s{table.seed}-r{table.rotation}"
             return play_match(
-                game, players, seed=table.seed, options=options, time_control=time_control, match_id=match_id
+                game,
+                players,
+                seed=table.seed,
+                options=options,
+                time_control=time_control,
+                match_id=new_match_id(),  # random: a bot learns nothing of the seed from it
             )
 
         task = progress.add_task("games", total=len(tables))

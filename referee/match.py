@@ -1,17 +1,24 @@
 """`play_match`: the one game loop. One game, one player per seat, a replay of everything.
 
 The loop samples chance from one `random.Random(seed)`, asks each seat for its decisions with
-only that seat's information state, applies forced decisions itself (R-0.2), and applies the
-forfeit policy of DESIGN.md: a player that raises, answers an illegal action or runs out of time
-forfeits; its seat is played by the game's greedy policy for the rest of the game and ranks below
-every seat that did not forfeit. Player adapters (the gRPC player) report trouble by raising
-`PlayerTimeout` or `PlayerError`; the loop only sees outcomes (DONE, INVALID, ERROR, TIMEOUT).
+only that seat's information state, and applies the forfeit policy of DESIGN.md: a player that
+raises, answers an illegal action or runs out of time (its decision time and bank, or its budget
+for the whole match) forfeits; its seat is played by the game's greedy policy for the rest of the
+game and ranks below every seat that did not forfeit.
+
+Forced decisions (R-0.2, one legal action) are applied by the loop itself for in-process players,
+but a bot elsewhere (a turn-aware player) is asked them like any other decision: if they were
+skipped, the gap before a bot's next request would tell it whether the seats between had a choice.
+
+Player adapters (the gRPC player) report trouble by raising `PlayerTimeout` or `PlayerError`;
+the loop only sees outcomes (DONE, INVALID, ERROR, TIMEOUT).
 """
 
 from __future__ import annotations
 
 import contextlib
 import random
+import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -48,15 +55,37 @@ class PlayerInvalid(Exception):
     """Raised by a player adapter when the player's answer is not one of the legal actions."""
 
 
+MATCH_DECISIONS = 60
+"""Decision times a seat's whole-match budget holds when no `match_seconds` is given: a game
+asks a seat up to about 130 decisions, so a bot may think its full decision time on about half
+of them (the Monte-Carlo example spends 0.4 of it), and one that stalls on every decision
+forfeits instead of holding a worker for the whole game (docs/rules.md, Forfeits)."""
+
+
+def new_match_id() -> str:
+    """A fresh match id for a bot to see: random, so it says nothing of seed, rotation or kind."""
+    return secrets.token_hex(8)
+
+
 @dataclass(frozen=True)
 class TimeControl:
-    """Seconds a seat may think per decision, plus a bank it may draw on over the game."""
+    """Seconds a seat may think per decision, plus a bank it may draw on over the game, within a
+    budget for the whole match (`match_seconds`; by default bank + MATCH_DECISIONS decision times),
+    which bounds a match's wall time by its time control."""
 
     per_decision: float = 1.0
     bank: float = 10.0
+    match_seconds: float | None = None
+
+    @property
+    def seat_budget(self) -> float:
+        """Seconds one seat may think over the whole match, all decisions together."""
+        if self.match_seconds is not None:
+            return self.match_seconds
+        return self.bank + MATCH_DECISIONS * self.per_decision
 
     def to_json(self) -> dict[str, float]:
-        return {"per_decision": self.per_decision, "bank": self.bank}
+        return {"per_decision": self.per_decision, "bank": self.bank, "match_seconds": self.seat_budget}
 
 
 @dataclass(frozen=True)
@@ -182,6 +211,8 @@ class _Seats:
         self.events = events
         self.match_id = match_id
         self.banks = [time_control.bank if time_control else 0.0] * len(players)
+        self.budgets = [time_control.seat_budget if time_control else 0.0] * len(players)
+        """Seconds each seat has left of its whole-match budget."""
         self.forfeits: dict[int, Forfeit] = {}
         self.decisions = 0
         self.turn_aware = [callable(getattr(player, "decide_turn", None)) for player in players]
@@ -221,6 +252,12 @@ class _Seats:
             for index, (seat, info, legal) in enumerate(asks)
         ]
 
+    def asks_forced(self, seat: int) -> bool:
+        """Whether a forced decision (one legal action) is asked of `seat` rather than applied:
+        a bot elsewhere that has not forfeited is asked, so no seat can tell from the timing of
+        its own requests whether another seat had a choice; in-process players are not."""
+        return self.turn_aware[seat] and seat not in self.forfeits
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
@@ -231,21 +268,22 @@ class _Seats:
         started = clock()
         try:
             if self.turn_aware[seat]:
-                timed = self.time_control is not None
-                turn = Turn(
-                    self.match_id,
-                    self.game.id,
-                    seat,
-                    kind,
-                    self.time_control.per_decision if self.time_control else None,
-                    self.banks[seat] if timed else None,
-                )
-                action = player.decide_turn(turn, info, legal)
+                action = player.decide_turn(self._turn(kind, seat), info, legal)
             else:
                 action = player.decide(info, legal)
         except Exception as error:  # a bot's bug must not stop the other seats' game
             return None, error, clock() - started
         return action, None, clock() - started
+
+    def _turn(self, kind: DecisionKind, seat: int) -> Turn:
+        """The decision's context; its decision time and bank never exceed the seat's match budget
+        left, so a player's deadline (the gRPC one) ends the call before the budget runs out."""
+        if self.time_control is None:
+            return Turn(self.match_id, self.game.id, seat, kind, None, None)
+        left = max(self.budgets[seat], 0.0)
+        decision_time = min(self.time_control.per_decision, left)
+        bank_time = min(self.banks[seat], left - decision_time)
+        return Turn(self.match_id, self.game.id, seat, kind, decision_time, bank_time)
 
     def _settle(
         self, seat: int, info: Any, legal: tuple[Action, ...], answer: _Answer
@@ -260,6 +298,11 @@ class _Seats:
         if error is not None:
             return self._forfeit(seat, Status.ERROR, f"raised {type(error).__name__}: {error}", info, legal)
         if self.time_control is not None:
+            self.budgets[seat] -= elapsed
+            if self.budgets[seat] < 0:
+                budget = self.time_control.seat_budget
+                reason = f"used up its match budget of {budget:.1f} s (this decision took {elapsed:.3f} s)"
+                return self._forfeit(seat, Status.TIMEOUT, reason, info, legal)
             over = elapsed - self.time_control.per_decision
             if over > self.banks[seat]:
                 reason = f"took {elapsed:.3f} s, more than its decision time and bank allowed"
@@ -333,28 +376,28 @@ def play_match(
                 events.extend(state.events)
                 continue
             # Every seat of a simultaneous decision is asked before any answer is applied.
-            answers: list[tuple[int, Action, str, int | bool]] = []
+            answers: list[tuple[int, Action, dict[str, int | bool]]] = []
             asks = []
             for seat in seats_asked:
                 legal = legal_actions(state, seat)
                 if len(legal) == 1:
                     forced += 1
-                    answers.append((seat, legal[0], "forced", True))
-                else:
-                    asks.append((seat, information_state(state, seat), legal))
+                    if not seats.asks_forced(seat):
+                        answers.append((seat, legal[0], {"forced": True}))
+                        continue
+                asks.append((seat, information_state(state, seat), legal))
             if asks:
-                for (seat, _, _), (action, micros) in zip(asks, seats.ask(decision.kind, asks), strict=True):
-                    answers.append(
-                        (seat, action, "us", micros)
-                        if micros is not None
-                        else (seat, action, "fallback", True)
-                    )
+                asked = seats.ask(decision.kind, asks)
+                for (seat, _, legal), (action, micros) in zip(asks, asked, strict=True):
+                    how: dict[str, int | bool] = {"forced": True} if len(legal) == 1 else {}
+                    how.update({"us": micros} if micros is not None else {"fallback": True})
+                    answers.append((seat, action, how))
                 if len(answers) > 1:
                     answers.sort(key=lambda answer: seats_asked.index(answer[0]))
             kind = decision.kind.value
-            for seat, action, how, value in answers:
+            for seat, action, how in answers:
                 state = apply(state, seat, action)
-                events.append({"type": "action", "seat": seat, "kind": kind, "action": action, how: value})
+                events.append({"type": "action", "seat": seat, "kind": kind, "action": action, **how})
                 events.extend(state.events)
     finally:
         seats.close()

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections import Counter
 from typing import Any
 
 import pytest
 
 from referee.games import GAMES, get_game
 from referee.games.base import Action, Result
-from referee.match import PlayerError, PlayerTimeout, TimeControl, play_match, rank_with_forfeits
+from referee.match import PlayerError, PlayerTimeout, TimeControl, Turn, play_match, rank_with_forfeits
 from referee.players import GreedyPlayer, PolicyPlayer, RandomPlayer
+from referee.replay import verify as replay_verify
 
 
 def _randoms(count: int, seed: int = 0) -> list[Any]:
@@ -36,8 +38,8 @@ def test_every_game_plays_to_a_result_with_random_players(game_id: str) -> None:
 
 
 @pytest.mark.parametrize("game_id", list(GAMES))
-def test_forced_decisions_are_applied_without_asking_the_player(game_id: str) -> None:
-    """R-0.2: a decision with exactly one legal action is never put to the player."""
+def test_forced_decisions_are_applied_without_asking_an_in_process_player(game_id: str) -> None:
+    """R-0.2: a decision with exactly one legal action is not put to an in-process player."""
     game = get_game(game_id)
     asked_with: list[int] = []
 
@@ -136,10 +138,42 @@ def test_decisions_within_time_never_forfeit() -> None:
         "oh-hell",
         _randoms(4),
         seed=2,
-        time_control=TimeControl(per_decision=0.5, bank=0.0),
+        time_control=TimeControl(per_decision=0.5, bank=0.0, match_seconds=1000.0),
         clock=_steady_clock(step=0.4),
     )
     assert outcome.forfeits == []
+
+
+def test_a_seat_answering_every_decision_just_in_time_forfeits_past_its_match_budget() -> None:
+    """Each decision 0.45 s of 0.5 s, never using the bank: the default budget (bank + 60
+    decision times = 31 s) runs out after 68 decisions, long before the game ends."""
+    control = TimeControl(per_decision=0.5, bank=1.0)
+    outcome = play_match("oh-hell", _randoms(4), seed=2, time_control=control, clock=_steady_clock(step=0.45))
+    assert control.seat_budget == 31.0
+    assert {f.seat for f in outcome.forfeits} == {0, 1, 2, 3}
+    assert all(f.status == "TIMEOUT" and "match budget" in f.reason for f in outcome.forfeits)
+    per_seat = Counter(e["seat"] for e in outcome.replay["events"] if e["type"] == "action" and "us" in e)
+    assert set(per_seat.values()) == {68}, "31 s of 0.45 s decisions: 68 fit, the 69th forfeits"
+    assert outcome.result.ranks is not None, "the game is played out by the fallback and ranked"
+    assert replay_verify(outcome.replay) is not None
+
+
+def test_the_match_budget_caps_each_decision_deadline() -> None:
+    """Near the end of its budget a seat is offered only what is left, bank included."""
+    turns: list[Turn] = []
+
+    class Spy:
+        name = "spy"
+        concurrent = False
+
+        def decide_turn(self, turn: Turn, info: Any, legal: tuple[Action, ...]) -> Action:
+            turns.append(turn)
+            return legal[0]
+
+    control = TimeControl(per_decision=0.5, bank=2.0, match_seconds=1.0)
+    play_match("oh-hell", [Spy(), *_randoms(2)], seed=1, time_control=control, clock=_steady_clock(step=0.3))
+    offered = [(turn.decision_time or 0.0) + (turn.bank_time or 0.0) for turn in turns]
+    assert offered[:4] == pytest.approx([1.0, 0.7, 0.4, 0.1])
 
 
 def test_forfeited_seats_rank_below_all_others_and_keep_their_order() -> None:
@@ -175,3 +209,48 @@ def test_greedy_player_beats_random_player_in_every_game() -> None:
                 greedy_ranks.append(ranks[seat])
         random_mean = (1 + n) / 2
         assert sum(greedy_ranks) / len(greedy_ranks) < random_mean, game.id
+
+
+class _TurnAware:
+    """A bot elsewhere as the loop sees it (decide_turn): records how many legal actions it got."""
+
+    concurrent = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.legal_counts: list[int] = []
+
+    def decide_turn(self, turn: Turn, info: Any, legal: tuple[Action, ...]) -> Action:
+        self.legal_counts.append(len(legal))
+        return legal[-1]
+
+
+@pytest.mark.parametrize("game_id", list(GAMES))
+def test_forced_decisions_are_asked_of_bots_elsewhere_and_the_replay_still_verifies(game_id: str) -> None:
+    """No timing channel: a turn-aware (remote) seat is asked even its forced decisions, so the
+    gap between another seat's requests does not say whether this seat had a choice."""
+    game = get_game(game_id)
+    bots = [_TurnAware(f"bot{seat}") for seat in range(game.players.start)]
+    outcome = play_match(game, bots, seed=3, time_control=TimeControl(1.0, 10.0))
+    forced = [e for e in outcome.replay["events"] if e["type"] == "action" and e.get("forced")]
+    asked_forced = sum(counts.count(1) for counts in (bot.legal_counts for bot in bots))
+    assert len(forced) == outcome.forced == asked_forced > 0
+    assert all("us" in event for event in forced), "each forced answer has its thinking time"
+    assert outcome.decisions == sum(len(bot.legal_counts) for bot in bots)
+    assert replay_verify(outcome.replay) is not None
+
+
+def test_a_wrong_answer_to_a_forced_decision_forfeits_and_the_replay_still_verifies() -> None:
+    """A forced decision answered with anything but its one legal action is the usual INVALID."""
+
+    class WrongWhenForced(_TurnAware):
+        def decide_turn(self, turn: Turn, info: Any, legal: tuple[Action, ...]) -> Action:
+            return "not a card" if len(legal) == 1 else legal[0]
+
+    players = [WrongWhenForced("wrong"), *_randoms(2)]
+    outcome = play_match("oh-hell", players, seed=4, time_control=TimeControl(1.0, 10.0))
+    assert [(f.seat, f.status) for f in outcome.forfeits] == [(0, "INVALID")]
+    forfeited_at = outcome.forfeits[0].event_index
+    assert outcome.replay["events"][forfeited_at + 1].get("forced") is True
+    assert outcome.replay["events"][forfeited_at + 1].get("fallback") is True
+    assert replay_verify(outcome.replay) is not None
