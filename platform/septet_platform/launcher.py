@@ -5,13 +5,19 @@ migrations; a ladder per game id; a demo user whose API token is printed; the ex
 registered as house bots and qualified; then a Celery worker, Celery beat, the web site and the
 Arena gRPC service as child processes, with rated matches flowing on every ladder. Ctrl-C (or
 SIGTERM) stops every process it started.
+
+It runs with DEBUG off (settings.local) unless `--dev`: a debug page shows settings and code to
+anyone who finds an error. Sessions are signed with a random key made once and kept in the data
+folder (`secret_key`, mode 0600), never a constant that anyone could use to forge a session.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -56,9 +62,59 @@ def _parser() -> argparse.ArgumentParser:
         "static files; SECRET_KEY and the rest come from the environment (see deploy/README.md)",
     )
     parser.add_argument(
+        "--dev",
+        action="store_true",
+        help="development settings: DEBUG on, so an error page shows settings and tracebacks; only "
+        "on a machine nobody else can reach",
+    )
+    parser.add_argument(
         "--data", type=Path, metavar="DIR", help="data folder (default: var/ in the checkout)"
     )
     return parser
+
+
+SECRET_KEY_FILE = "secret_key"
+SECRET_KEY_BYTES = 50
+
+
+class SecretKeyUnusable(Exception):
+    """The data folder's secret key file exists but cannot be trusted; the message says why."""
+
+
+def secret_key_file(data: Path) -> Path:
+    """The data folder's secret key file, created once with a random key readable by its owner
+    only (0600), then reused on every start so sessions survive a restart. A link, a non-file,
+    a file others may read, or one too short to be a key is refused, not used or overwritten."""
+    path = data / SECRET_KEY_FILE
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(path, flags, 0o600)
+    except FileExistsError:
+        _check_secret_key_file(path)
+        return path
+    with os.fdopen(descriptor, "w") as created:
+        created.write(secrets.token_urlsafe(SECRET_KEY_BYTES) + "\n")
+    return path
+
+
+def _check_secret_key_file(path: Path) -> None:
+    status = path.lstat()
+    if not stat.S_ISREG(status.st_mode):
+        raise SecretKeyUnusable(f"{path} is not a regular file")
+    if status.st_mode & 0o077:
+        mode = f"{status.st_mode & 0o777:o}"
+        raise SecretKeyUnusable(f"{path} may be read by others (mode {mode}); chmod 600 it")
+    if len(path.read_text().strip()) < SECRET_KEY_BYTES:
+        raise SecretKeyUnusable(f"{path} is too short to be a secret key; delete it to make a new one")
+
+
+def _settings_module(args: argparse.Namespace) -> str:
+    """prod with --production, dev with --dev, else the one-command settings (DEBUG off)."""
+    if args.production:
+        return "septet_platform.settings.prod"
+    if args.dev:
+        return "septet_platform.settings.dev"
+    return os.environ.get("DJANGO_SETTINGS_MODULE", "septet_platform.settings.local")
 
 
 def up(argv: Sequence[str]) -> int:
@@ -66,9 +122,15 @@ def up(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     data = (args.data or Path(os.environ.get("SEPTET_DATA_DIR", ROOT / "var"))).resolve()
     data.mkdir(parents=True, exist_ok=True)
-    if args.production:
-        os.environ["DJANGO_SETTINGS_MODULE"] = "septet_platform.settings.prod"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "septet_platform.settings.dev")
+    os.environ["DJANGO_SETTINGS_MODULE"] = _settings_module(args)
+    if "SECRET_KEY" not in os.environ:  # production passes its own; else the data folder keeps one
+        try:
+            os.environ["SEPTET_SECRET_KEY_FILE"] = str(secret_key_file(data))
+        except SecretKeyUnusable as error:
+            _say(f"cannot start: {error}")
+            return 2
+    if "ALLOWED_HOSTS" not in os.environ:  # DEBUG off: the site answers only to its own address
+        os.environ["ALLOWED_HOSTS"] = ",".join(dict.fromkeys(["localhost", "127.0.0.1", _host(args.web)]))
     os.environ["SEPTET_DATA_DIR"] = str(data)
     os.environ.setdefault("SEPTET_PROTOS", str(ROOT / "protos"))
     embedded_redis = None
@@ -204,6 +266,11 @@ def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[byte
     ).is_file():
         commands["arena"] = [python, str(ROOT / "manage.py"), "arena", "--address", args.arena]
     return {name: subprocess.Popen(command, env=env, cwd=ROOT) for name, command in commands.items()}
+
+
+def _host(address: str) -> str:
+    """The host part of HOST:PORT (an IPv6 address in brackets loses them)."""
+    return address.rsplit(":", 1)[0].strip("[]")
 
 
 def _interrupt(signum: int, frame: object) -> None:

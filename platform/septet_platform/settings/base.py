@@ -17,7 +17,21 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parents[3]
 DATA_DIR = Path(os.environ.get("SEPTET_DATA_DIR", BASE_DIR / "var"))
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "septet-insecure-development-key")
+DEVELOPMENT_SECRET_KEY = "septet-insecure-development-key"
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment, else from the file SEPTET_SECRET_KEY_FILE names (`septet up`
+    keeps one in its data folder), else the development key (prod refuses it)."""
+    if "SECRET_KEY" in os.environ:
+        return os.environ["SECRET_KEY"]
+    key_file = os.environ.get("SEPTET_SECRET_KEY_FILE", "")
+    if key_file:
+        return Path(key_file).read_text().strip()
+    return DEVELOPMENT_SECRET_KEY
+
+
+SECRET_KEY = _secret_key()
 DEBUG = False
 ALLOWED_HOSTS = [host for host in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1").split(",") if host]
 

@@ -9,9 +9,14 @@ import os
 from django.core.exceptions import ImproperlyConfigured
 
 from septet_platform.settings.base import *  # noqa: F403
-from septet_platform.settings.base import LOGGING, MIDDLEWARE, SECRET_KEY, SEPTET_ALLOW_UNSANDBOXED
+from septet_platform.settings.base import (
+    DEVELOPMENT_SECRET_KEY,
+    LOGGING,
+    MIDDLEWARE,
+    SECRET_KEY,
+    SEPTET_ALLOW_UNSANDBOXED,
+)
 
-DEVELOPMENT_SECRET_KEY = "septet-insecure-development-key"
 MIN_SECRET_KEY_LENGTH = 32
 
 DEBUG = os.environ.get("DEBUG", "") not in ("", "0", "false", "False")
@@ -35,5 +40,21 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = os.environ.get("SEPTET_HTTPS", "1") not in ("0", "false", "")
+# HTTPS only, remembered by browsers (HSTS), when the site is served over TLS (SEPTET_HTTPS, on by
+# default). Behind a proxy that terminates TLS, set SEPTET_PROXY_SSL_HEADER=1 so Django trusts
+# its X-Forwarded-Proto (only where every request comes through that proxy); the redirect to
+# HTTPS is then Django's, else leave it to the proxy.
+if SESSION_COOKIE_SECURE:
+    SECURE_HSTS_SECONDS = int(os.environ.get("SEPTET_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = os.environ.get("SEPTET_HSTS_SUBDOMAINS", "0") not in ("0", "false", "")
+    SECURE_HSTS_PRELOAD = False
+if os.environ.get("SEPTET_PROXY_SSL_HEADER", "") not in ("", "0", "false"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = SESSION_COOKIE_SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+# A Content-Security-Policy on every page: scripts, styles and everything else from the site only,
+# no inline scripts or styles, no framing (septet_platform.web.csp).
+MIDDLEWARE.append("septet_platform.web.csp.ContentSecurityPolicyMiddleware")
 CSRF_TRUSTED_ORIGINS = [origin for origin in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if origin]
 LOGGING["handlers"]["stderr"]["formatter"] = os.environ.get("SEPTET_LOG_FORMAT", "json")
