@@ -39,13 +39,16 @@ from types import TracebackType
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from referee.building import bounded_log
 from referee.games import all_games
 from referee.sandbox import Sandbox
 
 MANIFEST = "septet-bot.toml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 BUILD_STAMP = ".septet-build"
+"""The name of the old in-folder stamp; never written now, still left out when packing."""
 STDERR_TAIL_LINES = 20
+STDERR_TAIL_BYTES = 2048
 
 
 class BotFolderError(Exception):
@@ -120,12 +123,21 @@ def resolve_command(words: Sequence[str], address: str = "") -> list[str]:
 
 
 def build(manifest: Manifest, *, quiet: bool = True, sandbox: Sandbox | None = None) -> None:
-    """Runs the manifest's `build` once (again only when the manifest or a lock file changes);
-    inside `sandbox` when given (network allowed, the folder writable, nothing else)."""
-    if not manifest.build:
+    """Runs the manifest's `build` for a local run of the author's own folder, once (again only when
+    the manifest or a lock file changes). A sandboxed start never builds: the platform builds a
+    version once at intake, offline (`referee.building`), and starts only built folders, so
+    nothing a bot's build wrote is run again or trusted later. The local stamp lives in a cache
+    folder outside the bot folder, keyed by folder and fingerprint: a build cannot redirect it."""
+    if not manifest.build or sandbox is not None:
         return
-    with _build_lock(manifest.folder):  # two workers starting one new version build it once
-        _build_once(manifest, quiet=quiet, sandbox=sandbox)
+    with _build_lock(manifest.folder):  # two local runs starting one folder build it once
+        _build_once(manifest, quiet=quiet)
+
+
+def mark_built(manifest: Manifest) -> None:
+    """Records that `manifest`'s folder is built as it is (a folder the platform built at intake),
+    so a local unsandboxed start of it does not build again."""
+    _write_stamp(_build_stamp(manifest))
 
 
 @contextlib.contextmanager
@@ -140,45 +152,58 @@ def _build_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _build_once(manifest: Manifest, *, quiet: bool, sandbox: Sandbox | None) -> None:
-    stamp = manifest.folder / BUILD_STAMP
-    wanted = _build_fingerprint(manifest)
-    if stamp.is_file() and stamp.read_text() == wanted:
+def _build_once(manifest: Manifest, *, quiet: bool) -> None:
+    stamp = _build_stamp(manifest)
+    if stamp.is_file():
         return
     command = resolve_command(manifest.build)
     if shutil.which(command[0]) is None and not Path(command[0]).is_file():
         raise BotFolderError(f"{manifest.name}: its build needs {command[0]!r}, which is not installed")
-    if sandbox is None:
-        done = subprocess.run(
-            command, cwd=manifest.folder, capture_output=quiet, text=True, timeout=600, check=False
-        )
-    else:
-        with tempfile.TemporaryDirectory(prefix=f"septet-build-{manifest.name}-") as run_dir:
-            wrapped = sandbox.command(command, folder=manifest.folder, run_dir=Path(run_dir), build=True)
-            try:
-                done = subprocess.run(
-                    wrapped, capture_output=quiet, text=True, timeout=600, check=False, start_new_session=True
-                )
-            finally:
-                sandbox.finish_build(manifest.folder)
+    done = subprocess.run(
+        command, cwd=manifest.folder, capture_output=quiet, text=True, timeout=600, check=False
+    )
     if done.returncode != 0:
         tail = _tail(done.stderr or done.stdout or "")
         raise BotFolderError(f"{manifest.name}: build {' '.join(command)} failed ({done.returncode}){tail}")
-    stamp.write_text(wanted)
+    _write_stamp(stamp)
+
+
+def build_cache_dir() -> Path:
+    """Where local build stamps live: never inside a bot folder (SEPTET_BUILD_CACHE overrides)."""
+    configured = os.environ.get("SEPTET_BUILD_CACHE")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "septet" / "builds"
+
+
+def _build_stamp(manifest: Manifest) -> Path:
+    """The stamp of this folder at this fingerprint: its existence means built."""
+    key = hashlib.sha256(f"{manifest.folder}\0{_build_fingerprint(manifest)}".encode()).hexdigest()
+    return build_cache_dir() / key
+
+
+def _write_stamp(stamp: Path) -> None:
+    """Creates the stamp without following a link (O_NOFOLLOW), in a cache folder only we write."""
+    stamp.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    os.close(os.open(stamp, flags, 0o600))
 
 
 def _build_fingerprint(manifest: Manifest) -> str:
     digest = hashlib.sha256(" ".join(manifest.build).encode())
     for name in (MANIFEST, "package-lock.json", "package.json", "requirements.txt"):
         path = manifest.folder / name
-        if path.is_file():
+        if path.is_file() and not path.is_symlink():
             digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
 def _tail(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()][-STDERR_TAIL_LINES:]
-    return ("\n  " + "\n  ".join(lines)) if lines else ""
+    """The last lines of a bot's output, bounded (`referee.building.bounded_log`), indented."""
+    lines = text.strip().splitlines()[-STDERR_TAIL_LINES:]
+    kept = bounded_log("\n".join(lines), limit=STDERR_TAIL_BYTES)
+    return ("\n  " + kept.replace("\n", "\n  ")) if kept else ""
 
 
 @dataclass

@@ -1,9 +1,12 @@
 """Packing a bot folder into the archive that `septet submit` uploads.
 
 The archive is a reproducible tar.gz (entries sorted, times and owners zeroed), so packing one
-folder twice gives the same bytes and the platform's SHA-256 of a version means something. Build
-output and local environments stay home: the platform builds a version itself. It lives in
-`referee` because the CLI packs on the author's machine, where the platform is not installed.
+folder twice gives the same bytes and the platform's SHA-256 of a version means something. Local
+environments and caches stay home (.venv, __pycache__, .git). node_modules goes WITH the folder:
+the platform builds a version once and offline, so a Node.js bot ships its installed packages
+(`npm ci` before `septet submit`); the links npm makes in node_modules/.bin are left out (never
+followed), every other link is refused. It lives in `referee` because the CLI packs on the
+author's machine, where the platform is not installed.
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from pathlib import Path
 
 from referee.botfolder import BUILD_STAMP, BotFolderError, load_manifest
 
-SKIPPED_WHEN_PACKING = frozenset({"node_modules", ".venv", "__pycache__", BUILD_STAMP, ".git"})
+SKIPPED_WHEN_PACKING = frozenset({".venv", "__pycache__", BUILD_STAMP, ".git"})
+LINKS_DROPPED_UNDER = "node_modules"
+"""Symbolic links below a folder of this name (npm's .bin links) are left out, not refused."""
 
 
 def pack_folder(folder: Path | str) -> bytes:
-    """A reproducible tar.gz of a bot folder (its files at the archive root), without
-    node_modules, .venv, __pycache__, .septet-build and .git. Refuses links and special files."""
+    """A reproducible tar.gz of a bot folder (its files at the archive root), without .venv,
+    __pycache__, .septet-build and .git. Leaves out links inside node_modules; refuses any other
+    link and special files."""
     folder = Path(folder)
     load_manifest(folder)  # raises BotFolderError naming the problem
     return pack_tree(folder, skip=SKIPPED_WHEN_PACKING)
@@ -57,6 +63,8 @@ def _walk(folder: Path, skip: frozenset[str], base: Path | None = None) -> Itera
     for path in sorted(folder.iterdir(), key=lambda item: item.name):
         if path.name in skip:
             continue
+        if path.is_symlink() and LINKS_DROPPED_UNDER in path.relative_to(base).parts[:-1]:
+            continue  # npm's node_modules/.bin links: never followed, never packed
         if path.is_symlink():
             raise BotFolderError(
                 f"{path.relative_to(base)}: a symlink; bot folders hold files and folders only"

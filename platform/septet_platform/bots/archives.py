@@ -66,6 +66,13 @@ class ArchiveLimits:
 
 
 DEFAULT_LIMITS = ArchiveLimits()
+BUILT_LIMITS = ArchiveLimits(
+    max_archive_bytes=256 * MiB,
+    max_files=20_000,
+    max_file_bytes=64 * MiB,
+    max_total_bytes=200 * MiB,
+)
+"""What a version's build may leave (node_modules are many files): checked like an upload."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,10 @@ class Bot(models.Model):
 
 
 class BotVersion(models.Model):
-    """One submitted archive of a bot folder; only ACTIVE versions play rated matches."""
+    """One submitted archive of a bot folder; only ACTIVE versions play rated matches.
+
+    A version is built once, at intake and offline (`services.bot_version_build`); its matches
+    play the built archive, unpacked read-only, never the build again."""
 
     class Status(models.TextChoices):
         QUALIFYING = "qualifying"
@@ -33,7 +36,24 @@ class BotVersion(models.Model):
     archive_sha256 = models.CharField(max_length=64)
     manifest = models.JSONField()
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUALIFYING)
-    error_log = models.TextField(blank=True, help_text="shown to the owner only")
+    error_log = models.TextField(blank=True, help_text="shown to the owner only; a few KB at most")
+
+    class Build(models.TextChoices):
+        PENDING = "pending"
+        BUILDING = "building"
+        BUILT = "built"
+        FAILED = "failed"
+
+    build_status = models.CharField(max_length=10, choices=Build.choices, default=Build.PENDING)
+    built_archive = models.CharField(
+        max_length=255, blank=True, help_text="the built folder, path under SEPTET_ARCHIVES_DIR"
+    )
+    built_sha256 = models.CharField(max_length=64, blank=True)
+    build_log = models.TextField(blank=True, help_text="the build's output, bounded; owner only")
+    builds = models.PositiveIntegerField(default=0, help_text="times its build ran: at most once")
+    qualification = models.JSONField(
+        default=dict, blank=True, help_text="per game: the qualifying match's id and seed, to replay it"
+    )
     created = models.DateTimeField(auto_now_add=True)
     qualified = models.DateTimeField(null=True, blank=True)
 

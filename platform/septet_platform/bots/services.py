@@ -5,6 +5,12 @@ manifest, and in one transaction creates the Bot on its first submission (the na
 owner's), numbers the version, and stores the archive as
 `SEPTET_ARCHIVES_DIR/<bot name>/v<n>.tar.gz` with its SHA-256. Any error leaves no rows and no
 files: the archive file is removed again when the transaction does not commit.
+
+`bot_version_build` then builds the version exactly once, before it qualifies: its manifest's
+`build` runs offline in the sandbox on a copy of the stored folder (`referee.building`), the tree
+it leaves is checked like an upload (no links, devices or paths outside; size limits) and stored
+as its own archive `<bot name>/v<n>.built.tar.gz` with its SHA-256. Its outcome and a bounded log
+are kept in the database; no stamp is ever written into a folder. Matches play the built archive.
 """
 
 from __future__ import annotations
@@ -21,11 +27,20 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 
-from referee.botfolder import Manifest, load_manifest
+from referee.botfolder import BotFolderError, Manifest, load_manifest
+from referee.building import BuildLimits, BuildOutcome, bounded_log, build_in_sandbox
 from referee.packing import pack_tree
-from septet_platform.bots.archives import DEFAULT_LIMITS, GZIP_MAGIC, ArchiveLimits, unpack_archive
+from referee.sandbox import Sandbox
+from septet_platform.bots.archives import (
+    BUILT_LIMITS,
+    DEFAULT_LIMITS,
+    GZIP_MAGIC,
+    ArchiveLimits,
+    ArchiveRejected,
+    unpack_archive,
+)
 from septet_platform.bots.models import Bot, BotVersion
 
 
@@ -112,3 +127,73 @@ def _write_atomically(path: Path, data: bytes) -> Path:
     finally:
         partial.unlink(missing_ok=True)
     return path
+
+
+OFFLINE_HINT = (
+    "builds run once, at submission, with no network: ship what the bot needs in its folder "
+    "(for Node.js run `npm ci` and submit node_modules; for Python vendor the packages), "
+    "or make the build work offline"
+)
+
+
+def bot_version_build(
+    *, version_id: int, sandbox: Sandbox | None, limits: BuildLimits | None = None
+) -> BotVersion:
+    """Builds a PENDING version once (see the module docstring) and records BUILT or FAILED; a
+    version another call is building or has built is returned as it is. A sandbox that cannot be
+    made raises SandboxError and puts the version back to PENDING (our failure, not the bot's)."""
+    claimed = BotVersion.objects.filter(pk=version_id, build_status=BotVersion.Build.PENDING).update(
+        build_status=BotVersion.Build.BUILDING
+    )
+    version = BotVersion.objects.select_related("bot").get(pk=version_id)
+    if not claimed:
+        return version
+    try:
+        built, outcome = _build_stored(version, sandbox, limits or BuildLimits())
+    except BaseException:
+        BotVersion.objects.filter(pk=version_id).update(build_status=BotVersion.Build.PENDING)
+        raise
+    if built is None:
+        reason = outcome.reason if outcome.ok else f"{outcome.reason}; {OFFLINE_HINT}"
+        BotVersion.objects.filter(pk=version_id).update(
+            build_status=BotVersion.Build.FAILED,
+            build_log=bounded_log(f"{reason}\n{outcome.log}"),
+        )
+    else:
+        relative, digest = built
+        BotVersion.objects.filter(pk=version_id).update(
+            build_status=BotVersion.Build.BUILT,
+            built_archive=relative,
+            built_sha256=digest,
+            build_log=bounded_log(outcome.log),
+        )
+    return BotVersion.objects.select_related("bot").get(pk=version_id)
+
+
+def _build_stored(
+    version: BotVersion, sandbox: Sandbox | None, limits: BuildLimits
+) -> tuple[tuple[str, str] | None, BuildOutcome]:
+    """The built archive's path and SHA-256 (None when the build failed), and the build's outcome.
+    A version without a build plays its upload as it is."""
+    archives = Path(settings.SEPTET_ARCHIVES_DIR)
+    build = tuple(version.manifest.get("build", ()))
+    if not build:
+        return (version.archive, version.archive_sha256), BuildOutcome(True, "nothing to build", "")
+    if sandbox is None:
+        return None, BuildOutcome(False, "builds run only in the sandbox, which this installation lacks", "")
+    with tempfile.TemporaryDirectory(prefix="septet-build-") as scratch:
+        source = unpack_archive((archives / version.archive).read_bytes(), Path(scratch) / "source")
+        os.chmod(scratch, 0o755)  # the sandbox's uid reads the source (unpacked 0644/0755)
+        BotVersion.objects.filter(pk=version.pk).update(builds=F("builds") + 1)
+        outcome = build_in_sandbox(source, build, sandbox, limits=limits)
+        if not outcome.ok:
+            return None, outcome
+        try:
+            root = unpack_archive(outcome.tar, Path(scratch) / "built", limits=BUILT_LIMITS)
+            load_manifest(root)
+        except (ArchiveRejected, BotFolderError) as error:
+            return None, BuildOutcome(False, f"the built folder was refused: {error}", outcome.log)
+        packed = pack_tree(root)
+    relative = f"{version.bot.name}/v{version.number}.built.tar.gz"
+    _write_atomically(archives / relative, packed)
+    return (relative, hashlib.sha256(packed).hexdigest()), outcome

@@ -108,39 +108,60 @@ def match_claim(*, match_id: int, worker: str, now: datetime | None = None) -> i
 
 
 def version_folder(version: BotVersion) -> Path:
-    """The unpacked bot folder of a version, unpacked once into the data directory's cache.
+    """The built bot folder of a version, unpacked once from its BUILT archive into the data
+    directory's cache and made read-only (files 0444/0555, folders 0555, owned by the worker's
+    user, never by the sandbox's), so a playing bot can neither change it nor lock a file in it
+    to signal; nothing is ever built here (a version is built once, at intake).
 
-    Unpacked beside the target and renamed into place, so workers racing on a new version
-    never see a half-written folder (the loser's copy is thrown away).
+    The folder's name carries the archive's SHA-256, so a folder is only ever reused for the very
+    bytes it was unpacked from. Unpacked beside the target and renamed into place, so workers
+    racing on a new version never see a half-written folder (the loser's copy is thrown away).
     """
-    from septet_platform.bots.archives import unpack_archive
+    from referee.botfolder import mark_built
+    from septet_platform.bots.archives import BUILT_LIMITS, unpack_archive
 
-    target = Path(settings.DATA_DIR) / "bots" / version.bot.name / f"v{version.number}"
+    archive, digest = _playable_archive(version)
+    target = Path(settings.DATA_DIR) / "bots" / version.bot.name / f"v{version.number}-{digest[:16]}"
     if not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
         try:
-            unpack_archive(
-                (Path(settings.SEPTET_ARCHIVES_DIR) / version.archive).read_bytes(), scratch / "bot"
-            )
+            data = (Path(settings.SEPTET_ARCHIVES_DIR) / archive).read_bytes()
+            unpack_archive(data, scratch / "bot", limits=BUILT_LIMITS)
             _readable(scratch / "bot")
             os.rename(scratch / "bot", target)
+            target.chmod(0o555)  # last: a folder being renamed to a new parent needs its write bit
         except OSError:
             if not target.is_dir():
                 raise
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    return _manifest_root(target)
+    root = _manifest_root(target)
+    if version.manifest.get("build"):
+        from referee.botfolder import load_manifest
+
+        mark_built(load_manifest(root))  # a local, unsandboxed start (development) must not build
+    return root
+
+
+def _playable_archive(version: BotVersion) -> tuple[str, str]:
+    """The archive a version plays and its SHA-256: the built one; the upload for a version with
+    no build step. A version with a build that is not BUILT cannot play (BotFolderError)."""
+    if version.build_status == BotVersion.Build.BUILT and version.built_archive:
+        return version.built_archive, version.built_sha256
+    if version.manifest.get("build"):
+        raise BotFolderError(f"{version.bot.name} v{version.number} is not built ({version.build_status})")
+    return version.archive, version.archive_sha256
 
 
 def _readable(folder: Path) -> None:
-    """Lets the sandbox's unprivileged user read the folder (an archive may carry 0600 files):
-    files rw-r--r-- (rwxr-xr-x when executable), folders rwxr-xr-x."""
-    for path in [folder, *folder.rglob("*")]:
+    """Read-only for everyone but readable by the sandbox's unprivileged user (an archive may carry
+    0600 files): files r--r--r-- (r-xr-xr-x when executable), folders r-xr-xr-x, owned by us."""
+    for path in reversed(list(folder.rglob("*"))):  # children before their folder loses its write bit
         if path.is_symlink():
             continue
         executable = path.is_dir() or path.stat().st_mode & 0o100
-        path.chmod(0o755 if executable else 0o644)
+        path.chmod(0o555 if executable else 0o444)
 
 
 def _manifest_root(target: Path) -> Path:
