@@ -632,12 +632,20 @@ class InfoState:
 
 
 def information_state(state: State, seat: int) -> InfoState:
-    """What `seat` may know: never another hand, the discard, the pile or a pending bet."""
+    """What `seat` may know: never another hand, the discard, the pile or a pending bet.
+
+    While the Interrobang holder is asked to reveal (R-1.4), every other seat still sees the
+    betting as it stood before the last bet: a "reveal" phase with no leader would tell it that a
+    tied top bettor holds the `?`. Only the holder sees the question.
+    """
     setup = state.setup
+    phase, bet_cards, bets = state.phase, state.bet_cards, state.bets
+    if phase == Phase.REVEAL and state.decision is not None and seat not in state.decision.seats:
+        phase, bet_cards, bets = Phase.BET, tuple(cards[:-1] for cards in bet_cards), None
     return InfoState(
         setup.game, seat, setup.num_players, setup.num_seats, setup.dummy, setup.options,
         setup.target, state.scores, state.bets_made, state.round_index, state.redeals, HAND_SIZE,
-        state.phase, state.bet_cards, state.attempt, state.bets, state.revealer, state.first_leader,
+        phase, bet_cards, state.attempt, bets, state.revealer, state.first_leader,
         state.trump, state.dummy_up, state.leader, state.lead_suit, state.trick, state.tricks,
         state.trick_winners, state.tricks_won, state.hands[seat],
     )  # fmt: skip

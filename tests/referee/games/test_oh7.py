@@ -274,6 +274,38 @@ def test_r_1_4_a_tied_top_bettor_holding_the_interrobang_is_asked_and_revealing_
     assert oh7.to_move(revealed) == Decision(DecisionKind.PLAY, (0,))
 
 
+def test_r_1_4_while_the_holder_is_asked_the_other_seats_see_the_betting_as_before_the_last_bet() -> None:
+    """A "reveal" phase with no leader would tell every other seat that a tied top bettor holds
+    the `?`: during the question their information states equal those before the last bet."""
+    before_last = bet(deal(ADVANCED.start(3), INTERROBANG_HANDS, "7H N"), "3H", "3S")
+    state = oh7.apply(before_last, 2, "0H")
+    assert oh7.to_move(state) == Decision(DecisionKind.REVEAL, (0,))
+    for seat in (1, 2):
+        assert oh7.information_state(state, seat) == oh7.information_state(before_last, seat)
+    asked = oh7.information_state(state, 0)
+    assert asked.phase == oh7.Phase.REVEAL and asked.bets == (3, 3, 0), "the holder sees its question"
+
+
+@pytest.mark.parametrize("players", [3, 4, 5, 6])
+def test_r_1_4_no_seat_but_the_holder_can_tell_a_question_is_asked_over_many_seeds(players: int) -> None:
+    """Every Interrobang question of 150 random games per table size: each seat not asked sees
+    the same information state during the question as just before it."""
+    questions = 0
+    for seed in range(150):
+        rng = random.Random(seed)
+        state = ADVANCED.start(players)
+        for step in playout(ADVANCED, state, rng):
+            decision = oh7.to_move(step.state)
+            if decision is not None and decision.kind == DecisionKind.REVEAL:
+                questions += 1
+                for seat in range(players):
+                    if seat not in decision.seats:
+                        during = oh7.information_state(step.state, seat)
+                        assert during == oh7.information_state(state, seat), (players, seed, seat)
+            state = step.state
+    assert questions > 0, "the seeds must include Interrobang questions"
+
+
 def test_r_1_4_declining_the_interrobang_leaves_the_tie_to_suit_priority() -> None:
     state = bet(deal(ADVANCED.start(3), INTERROBANG_HANDS, "7H N"), "3H", "3S", "0H")
     declined = oh7.apply(state, 0, False)
