@@ -11,25 +11,32 @@ author's machine, where the platform is not installed.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from referee.botfolder import BUILD_STAMP, BotFolderError, load_manifest
+from referee.botfolder import BUILD_STAMP, BotFolderError, build, load_manifest
 
 SKIPPED_WHEN_PACKING = frozenset({".venv", "__pycache__", BUILD_STAMP, ".git"})
 LINKS_DROPPED_UNDER = "node_modules"
 """Symbolic links below a folder of this name (npm's .bin links) are left out, not refused."""
 
 
-def pack_folder(folder: Path | str) -> bytes:
+def pack_folder(folder: Path | str, *, build_first: bool = False) -> bytes:
     """A reproducible tar.gz of a bot folder (its files at the archive root), without .venv,
     __pycache__, .septet-build and .git. Leaves out links inside node_modules; refuses any other
-    link and special files."""
+    link and special files. `build_first` runs the manifest's build here first, as the caller
+    (only for a folder the caller trusts: its own, or the platform's house examples), so that what
+    the offline platform build needs (node_modules) is packed; a failing build is left for the
+    platform's build to report."""
     folder = Path(folder)
-    load_manifest(folder)  # raises BotFolderError naming the problem
+    manifest = load_manifest(folder)  # raises BotFolderError naming the problem
+    if build_first:
+        with contextlib.suppress(BotFolderError):
+            build(manifest)
     return pack_tree(folder, skip=SKIPPED_WHEN_PACKING)
 
 

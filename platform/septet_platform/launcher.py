@@ -207,7 +207,8 @@ def _prepare(*, collect_static: bool) -> str:
     for name in EXAMPLES:
         if Bot.objects.filter(name=name).exists():
             continue
-        version = bot_version_submit(owner=user, archive=pack_folder(ROOT / "bots" / "examples" / name))
+        archive = pack_folder(ROOT / "bots" / "examples" / name, build_first=True)  # node_modules
+        version = bot_version_submit(owner=user, archive=archive)
         Bot.objects.filter(pk=version.bot_id).update(is_house=True)
         _say(f"qualifying example bot {name} ...")
         status = bot_version_qualify(version_id=version.pk).status
