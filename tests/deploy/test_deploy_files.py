@@ -126,6 +126,29 @@ def test_compose_runs_every_role_once_with_real_commands_and_known_settings() ->
     assert "SYS_ADMIN" in services["worker"]["cap_add"], "the sandbox needs namespaces in the worker"
 
 
+def test_compose_has_no_fixed_password_and_redis_requires_one() -> None:
+    """Passwords come from deploy/.env (compose refuses to start without them), never from the
+    file itself; Redis takes its password on standard input and every client URL carries it."""
+    text = (DEPLOY / "compose.yaml").read_text()
+    compose = yaml.safe_load(text)
+    services = compose["services"]
+    env = services["web"]["environment"]
+
+    assert services["postgres"]["environment"]["POSTGRES_PASSWORD"].startswith("${POSTGRES_PASSWORD:?")
+    assert "${POSTGRES_PASSWORD:?" in env["DATABASE_URL"] and "septet:septet@" not in text
+    assert env["REDIS_URL"].startswith("redis://:${REDIS_PASSWORD:?")
+    redis = services["redis"]
+    assert redis["environment"]["REDIS_PASSWORD"].startswith("${REDIS_PASSWORD:?")
+    script = redis["command"][2]
+    assert "requirepass" in script and script.endswith("| redis-server -"), "password on stdin"
+    assert "--requirepass" not in script, "never on a command line others can read"
+    assert "REDISCLI_AUTH" in redis["healthcheck"]["test"][1]
+    readme = (DEPLOY / "README.md").read_text()
+    for name in ("SECRET_KEY", "POSTGRES_PASSWORD", "REDIS_PASSWORD"):
+        assert name in readme.split("## 1. Docker Compose")[1].split("## 2.")[0], name
+    assert "/deploy/.env" in (ROOT / ".gitignore").read_text().split()
+
+
 def test_the_readme_role_table_runs_the_same_commands_as_the_compose_file() -> None:
     """An organiser copies these commands by hand: each must be a real entry point."""
     rows = re.findall(r"^\| (\w+) \| `([^`]+)` \|", (DEPLOY / "README.md").read_text(), re.M)
