@@ -108,20 +108,24 @@ def test_matches_lists_a_bots_matches_with_scores_and_ranks(
     older = ladder_match_factory(ladder_oh_hell, versions, [1, 2, 3])
     newer = ladder_match_factory(ladder_oh_hell, versions[::-1], [2, 1, 3])
     ladder_match_factory(ladder_oh_hell, [ladder_bot_factory("bob", "other")] * 3, [1, 1, 1])
+    _, token = _token("bob")
 
-    code, out, _ = septet("matches", "alpha")
-    listed = json.loads(septet("matches", "alpha", "--json")[1])
+    code, out, _ = septet("matches", "alpha", token=token)
+    listed = json.loads(septet("matches", "alpha", "--json", token=token)[1])
+    without_token = septet("matches", "alpha")
 
     assert code == 0 and "alpha v1" in out and "#1" in out
     assert [match["id"] for match in listed] == [str(newer.pk), str(older.pk)]  # int64 as JSON text
     assert {seat["bot"] for seat in listed[0]["seats"]} == {"alpha", "beta", "gamma"}
+    assert without_token[0] == 1 and "listing matches needs an API token" in without_token[2]
 
 
 def test_matches_and_ladder_of_unknown_names_are_not_found(septet: Callable) -> None:
+    _, token = _token("ada")
     for words in (("matches", "nobody"), ("ladder", "poker"), ("replay", "fetch", "999999")):
-        code, _, err = septet(*words)
+        code, _, err = septet(*words, token=token)
         assert code == 1 and "NOT_FOUND" in err, words
-    code, _, err = septet("matches", "nobody", "--limit", "0")
+    code, _, err = septet("matches", "nobody", "--limit", "0", token=token)
     assert code == 1 and "--limit must be 1-100" in err
 
 
@@ -143,12 +147,16 @@ def test_replay_fetch_writes_the_stored_replay_and_verifies_it(
     storage[1].mkdir(parents=True)
     replay.save(played.replay, storage[1] / f"{match.pk}-a1.json.gz")
     out_file = tmp_path / "fetched.json.gz"
-    without_replay = septet("replay", "fetch", str(match.pk), "--out", str(out_file))
+    _, token = _token("bob")
+    without_replay = septet("replay", "fetch", str(match.pk), "--out", str(out_file), token=token)
     Match.objects.filter(pk=match.pk).update(replay=f"{match.pk}-a1.json.gz")
 
-    code, out, err = septet("replay", "fetch", str(match.pk), "--out", str(out_file))
+    code, out, err = septet("replay", "fetch", str(match.pk), "--out", str(out_file), token=token)
+    without_token = septet("replay", "fetch", str(match.pk), "--out", str(tmp_path / "not-written"))
 
     assert without_replay[0] == 1 and "NOT_FOUND" in without_replay[2]
+    assert without_token[0] == 1 and "fetching a replay needs an API token" in without_token[2]
+    assert not (tmp_path / "not-written").exists()
     assert code == 0, err
     assert "verified: oh-hell" in out
     assert out_file.read_bytes() == (storage[1] / f"{match.pk}-a1.json.gz").read_bytes()
@@ -157,15 +165,35 @@ def test_replay_fetch_writes_the_stored_replay_and_verifies_it(
 def test_a_tampered_replay_is_written_but_reported_as_not_verifying(
     septet: Callable, storage: tuple[Path, Path], match: Match, tmp_path: Path
 ) -> None:
+    game = get_game("oh-hell")
+    players = [builtin_player("random", game, 6, seat) for seat in range(3)]
+    document = play_match(game, players, seed=6, match_id=str(match.pk)).replay
+    document["result"]["scores"][0] += 100  # a result the recorded game did not produce
     storage[1].mkdir(parents=True)
-    (storage[1] / "tampered.json.gz").write_bytes(b"this is not a replay")
+    replay.save(document, storage[1] / "tampered.json.gz")
     Match.objects.filter(pk=match.pk).update(replay="tampered.json.gz")
     out_file = tmp_path / "fetched.json.gz"
+    _, token = _token("bob")
 
-    code, _, err = septet("replay", "fetch", str(match.pk), "--out", str(out_file))
+    code, _, err = septet("replay", "fetch", str(match.pk), "--out", str(out_file), token=token)
 
     assert code == 1 and "does not verify" in err
-    assert out_file.read_bytes() == b"this is not a replay"
+    assert out_file.read_bytes() == (storage[1] / "tampered.json.gz").read_bytes()
+
+
+def test_a_damaged_stored_replay_is_refused_by_the_server_and_nothing_is_written(
+    septet: Callable, storage: tuple[Path, Path], match: Match, tmp_path: Path
+) -> None:
+    storage[1].mkdir(parents=True)
+    (storage[1] / "damaged.json.gz").write_bytes(b"this is not a replay")
+    Match.objects.filter(pk=match.pk).update(replay="damaged.json.gz")
+    out_file = tmp_path / "fetched.json.gz"
+    _, token = _token("bob")
+
+    code, _, err = septet("replay", "fetch", str(match.pk), "--out", str(out_file), token=token)
+
+    assert code == 1 and "DATA_LOSS" in err and "damaged" in err
+    assert not out_file.exists()
 
 
 def test_an_unreachable_server_says_so(capsys: pytest.CaptureFixture[str]) -> None:
