@@ -22,10 +22,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import re
+import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -41,7 +44,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from referee.building import bounded_log
 from referee.games import all_games
-from referee.sandbox import Sandbox
+from referee.sandbox import BOT_ADDRESS, SOCKET_DIR, SOCKET_NAME, Prepared, Sandbox
 
 MANIFEST = "septet-bot.toml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -208,13 +211,20 @@ def _tail(text: str) -> str:
 
 @dataclass
 class RunningBot:
-    """A started bot process serving gRPC at `address`; `stop()` ends its whole process group."""
+    """A started bot process serving gRPC at `address`; `stop()` ends its whole process group.
+
+    A sandboxed bot serves inside its sandbox; its `address` (unix:/proc/self/fd/N, a descriptor
+    of the socket itself, valid in this process only) is known once `wait_until_healthy` found
+    the socket."""
 
     manifest: Manifest
     address: str
     process: subprocess.Popen[bytes]
     log_path: Path
     _scratch: Path | None = field(default=None, repr=False)
+    _sandboxed: Prepared | None = field(default=None, repr=False)
+    _info_fd: int | None = field(default=None, repr=False)
+    _socket_fd: int | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -232,16 +242,46 @@ class RunningBot:
     def wait_until_healthy(self, timeout: float = 15.0) -> None:
         """Returns once the bot's health service says SERVING; otherwise stops the bot and raises
         BotFolderError with the tail of its stderr."""
+        deadline = time.monotonic() + timeout
         try:
-            wait_until_serving(self.address, timeout, process=self.process)
+            if self._sandboxed is not None and self._socket_fd is None:
+                self._socket_fd = _open_sandbox_socket(self, deadline)
+                self.address = f"unix:/proc/self/fd/{self._socket_fd}"
+            wait_until_serving(self.address, max(0.0, deadline - time.monotonic()), process=self.process)
         except BotFolderError as error:
             tail = self.stderr_tail()
             self.stop(grace=1.0)
             raise BotFolderError(f"{self.manifest.name}: {error}{tail}") from None
 
+    def sandbox_pid(self, deadline: float) -> int:
+        """The host pid of the sandbox's first process, from bwrap's --info-fd (waits for it)."""
+        if self._info_fd is None:
+            raise BotFolderError("not sandboxed")
+        text = b""
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise BotFolderError(f"exited with code {self.process.returncode} before serving")
+            ready, _, _ = select.select([self._info_fd], [], [], 0.05)
+            if ready:
+                chunk = os.read(self._info_fd, 4096)
+                text += chunk
+                with contextlib.suppress(ValueError):
+                    return int(json.loads(text)["child-pid"])
+                if not chunk:
+                    break
+        raise BotFolderError("the sandbox did not say its process id")
+
     def stop(self, grace: float = 3.0) -> int | None:
-        """SIGTERM to the bot's process group, SIGKILL after `grace` seconds; returns its exit code."""
+        """SIGTERM to the bot's process group, SIGKILL after `grace` seconds; returns its exit code.
+        A sandboxed bot's control group is then emptied and removed."""
         code = stop_process_group(self.process, grace)
+        if self._sandboxed is not None:
+            self._sandboxed.cleanup()
+        for fd in (self._info_fd, self._socket_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._info_fd = self._socket_fd = None
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
@@ -254,6 +294,35 @@ class RunningBot:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _open_sandbox_socket(bot: RunningBot, deadline: float) -> int:
+    """A descriptor (O_PATH) of the socket the bot made in its sandbox, once it is there.
+
+    The path is resolved through the sandbox's own root, whose /run and /run/septet the bot cannot
+    change; the last component is opened without following a link, and must be a socket owned by
+    the sandbox's uid. Connecting through /proc/self/fd/N then reaches that very inode: a link or
+    a swap made later by the bot is never followed by the host (which may be root)."""
+    assert bot._sandboxed is not None
+    path = f"/proc/{bot.sandbox_pid(deadline)}/root{SOCKET_DIR}/{SOCKET_NAME}"
+    while time.monotonic() < deadline:
+        if bot.process.poll() is not None:
+            raise BotFolderError(f"exited with code {bot.process.returncode} before serving")
+        try:
+            fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            time.sleep(0.02)
+            continue
+        except OSError as error:
+            raise BotFolderError(f"cannot reach its socket ({error.strerror})") from None
+        found = os.fstat(fd)
+        if stat.S_ISSOCK(found.st_mode) and found.st_uid == bot._sandboxed.uid:
+            return fd
+        os.close(fd)
+        raise BotFolderError(
+            f"{SOCKET_DIR}/{SOCKET_NAME} is not a socket of the bot (a link or a file): refused"
+        )
+    raise BotFolderError(f"made no socket at {SOCKET_DIR}/{SOCKET_NAME} in time")
 
 
 def stop_process_group(process: subprocess.Popen[bytes], grace: float = 3.0) -> int | None:
@@ -301,21 +370,65 @@ def launch_bot(
         raise ValueError("a sandboxed bot has no network: it serves on its private unix socket")
     build(manifest, sandbox=sandbox)
     scratch = Path(tempfile.mkdtemp(prefix=f"septet-{manifest.name}-"))
-    run_dir = scratch / "run"
-    run_dir.mkdir()
-    address = address or f"unix:{run_dir / 'bot.sock'}"
+    if sandbox is None:
+        run_dir = scratch / "run"
+        run_dir.mkdir()
+        address = address or f"unix:{run_dir / 'bot.sock'}"
+    else:
+        address = BOT_ADDRESS  # inside the sandbox; the host's way to it is found once it serves
     log_path = scratch / "stderr.log"
     command = resolve_command(manifest.command, address)
     if shutil.which(command[0]) is None and not Path(command[0]).is_file():
         shutil.rmtree(scratch, ignore_errors=True)
         raise BotFolderError(f"{manifest.name}: its command needs {command[0]!r}, which is not installed")
     bot_env = {"SEPTET_BOT_ADDRESS": address, "PYTHONUNBUFFERED": "1"}
-    if sandbox is not None:
-        try:
-            command = sandbox.command(command, folder=manifest.folder, run_dir=run_dir, env=bot_env)
-        except BaseException:
-            shutil.rmtree(scratch, ignore_errors=True)
-            raise
+    if sandbox is None:
+        return _spawn(
+            manifest, command, address, log_path, scratch, env=_process_env(bot_env, sandboxed=False)
+        )
+    info_read, info_write = _info_pipe()
+    try:
+        prepared = sandbox.prepare(command, folder=manifest.folder, env=bot_env, info_fd=info_write)
+    except BaseException:
+        os.close(info_read)
+        os.close(info_write)
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    try:
+        bot = _spawn(
+            manifest, prepared.words, "", log_path, scratch,
+            env=_process_env(bot_env, sandboxed=True), pass_fds=(info_write,),
+        )  # fmt: skip
+    except BaseException:
+        os.close(info_read)
+        prepared.cleanup()
+        raise
+    finally:
+        os.close(info_write)
+    bot._sandboxed = prepared
+    bot._info_fd = info_read
+    return bot
+
+
+def _info_pipe() -> tuple[int, int]:
+    """A pipe for bwrap's --info-fd; its write end numbered 10 or more, clear of the descriptors
+    the sandbox's launcher uses (7, 8, 9)."""
+    read, write = os.pipe()
+    high = fcntl.fcntl(write, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(write)
+    return read, high
+
+
+def _spawn(
+    manifest: Manifest,
+    command: Sequence[str],
+    address: str,
+    log_path: Path,
+    scratch: Path,
+    *,
+    env: dict[str, str],
+    pass_fds: tuple[int, ...] = (),
+) -> RunningBot:
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             command,
@@ -324,7 +437,8 @@ def launch_bot(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env=_process_env(bot_env, sandboxed=sandbox is not None),
+            env=env,
+            pass_fds=pass_fds,
         )
     return RunningBot(manifest, address, process, log_path, scratch)
 
