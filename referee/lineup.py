@@ -1,17 +1,21 @@
 """The bots of a local series, from the words a person types: built-in names, folders, addresses.
 
 `septet match greedy bots/examples/random unix:/tmp/my.sock 127.0.0.1:50052` names four bots:
-a built-in player, a bot folder (started for the series and stopped after, one process however
-many seats it fills), and two bots already serving somewhere. A folder whose process died between
-games is started again, so one crash costs that bot one game, not the series. Given a
-`Sandbox`, bot folders run inside it as on the platform (`septet match --sandbox`); by default
-your own folders run as plain processes.
+a built-in player, a bot folder, and two bots already serving somewhere. A bot folder gets one
+process per seat it fills, and a process never plays a seed it has played before: a process
+serving two seats would see both hands, and one kept across the rotations of a duplicate set
+would know the deal. Processes are kept between games of different seeds (a series of many seeds
+starts each seat's process once) and stopped after the series; one that died is replaced, so one
+crash costs that bot one game, not the series. An address is the user's own choice: the bot
+behind it serves every seat it is given. Given a `Sandbox`, bot folders run inside it as on the
+platform (`septet match --sandbox`); by default your own folders run as plain processes.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -19,8 +23,8 @@ from referee.botfolder import (
     BotFolderError,
     RunningBot,
     is_bot_folder,
+    launch_bot,
     load_manifest,
-    start_bot,
     wait_until_serving,
 )
 from referee.games.base import Game, GameError
@@ -74,6 +78,19 @@ def _healthy(bot: RunningBot) -> bool:
     return True
 
 
+@dataclass
+class _Process:
+    """One started process of a bot folder, its gRPC player, and every seed it has played."""
+
+    bot: RunningBot
+    player: GrpcPlayer
+    seeds: set[int] = field(default_factory=set)
+
+    def stop(self) -> None:
+        self.player.close()
+        self.bot.stop()
+
+
 class Lineup:
     """Makes the players of each game; owns the bot processes it started (a context manager)."""
 
@@ -81,9 +98,15 @@ class Lineup:
         self.specs = specs
         self.game = game
         self.sandbox = sandbox
-        self._running: dict[str, RunningBot] = {}
-        self._channels: dict[str, GrpcPlayer] = {}
+        self._idle: dict[str, list[_Process]] = {}
+        """Processes of each folder between games, by the folder's text."""
+        self._playing: list[tuple[str, _Process]] = []
+        """Processes seated in the current game; back to `_idle` when the next game is made."""
+        self._addresses: dict[str, GrpcPlayer] = {}
         self.restarts = 0
+        """Processes found dead between games (a crash) and replaced."""
+        self.started = 0
+        """Processes started in all, for tools and tests."""
         for spec in specs:
             if spec.kind == "folder":
                 manifest = load_manifest(spec.text)
@@ -93,53 +116,107 @@ class Lineup:
                     )
 
     def start(self) -> Lineup:
-        """Starts every distinct bot folder once; raises BotFolderError if one does not come up."""
+        """Starts one process of every distinct bot folder and checks every address, so a bot
+        that does not come up fails the series before its first game (BotFolderError)."""
         try:
+            folders = list(dict.fromkeys(spec.text for spec in self.specs if spec.kind == "folder"))
+            for text, process in zip(folders, self._launch(folders), strict=True):
+                self._idle.setdefault(text, []).append(process)
             for spec in self.specs:
-                if spec.kind == "folder" and spec.text not in self._running:
-                    self._running[spec.text] = start_bot(spec.text, sandbox=self.sandbox)
-                elif spec.kind == "address":
+                if spec.kind == "address":
                     wait_until_serving(spec.text, ADDRESS_TIMEOUT)
         except (BotFolderError, SandboxError) as error:
             self.close()
-            raise BotFolderError(f"{spec.text}: {error}") from None
+            raise BotFolderError(str(error)) from None
         return self
 
     def players(self, seating: tuple[int, ...], seed: int) -> list[Player]:
-        """The players of one game: `seating[seat]` indexes `specs`."""
+        """The players of one game: `seating[seat]` indexes `specs`. Each folder seat gets a process
+        of its own that has never played `seed`; the last game's processes are free again."""
+        self._release()
+        wanted = [
+            (seat, self.specs[index].text)
+            for seat, index in enumerate(seating)
+            if self.specs[index].kind == "folder"
+        ]
+        chosen = {seat: self._take_idle(text, seed) for seat, text in wanted}
+        missing = [seat for seat, _ in wanted if chosen[seat] is None]
+        started = self._launch([self.specs[seating[seat]].text for seat in missing])
+        chosen.update(zip(missing, started, strict=True))
         players: list[Player] = []
         for seat, index in enumerate(seating):
             spec = self.specs[index]
-            if spec.kind == "builtin":
+            process = chosen.get(seat)
+            if process is not None:
+                process.seeds.add(seed)
+                process.player.name = spec.name
+                self._playing.append((spec.text, process))
+                players.append(process.player)
+            elif spec.kind == "builtin":
                 players.append(builtin_player(spec.text, self.game, seed, seat))
             else:
-                players.append(self._remote(spec))
+                players.append(self._address_player(spec))
+        self._trim_idle(seed, keep=len(seating))
         return players
 
-    def _remote(self, spec: BotSpec) -> GrpcPlayer:
-        if spec.kind == "folder":
-            bot = self._running.get(spec.text)
-            if bot is not None and not _healthy(bot):  # crashed last game: a fresh process
-                bot.stop(grace=0.5)
-                channel = self._channels.pop(spec.text, None)
-                if channel is not None:
-                    channel.close()
-                self._running[spec.text] = start_bot(spec.text, sandbox=self.sandbox)
+    def _take_idle(self, text: str, seed: int) -> _Process | None:
+        """An idle live process of the folder that has not played `seed` (dead ones are dropped)."""
+        idle = self._idle.get(text, [])
+        for process in list(idle):
+            if not _healthy(process.bot):  # crashed in an earlier game: replaced by a fresh one
+                idle.remove(process)
+                process.stop()
                 self.restarts += 1
-            address = self._running[spec.text].address
-        else:
-            address = spec.text
-        if spec.text not in self._channels:
-            self._channels[spec.text] = GrpcPlayer(address, spec.name)
-        return self._channels[spec.text]
+            elif seed not in process.seeds:
+                idle.remove(process)
+                return process
+        return None
+
+    def _launch(self, texts: list[str]) -> list[_Process]:
+        """Starts one process per folder text: launched one after another on this thread (a
+        sandboxed bot dies with the thread that launched it), then waited for together."""
+        bots: list[RunningBot] = []
+        try:
+            for text in texts:
+                bots.append(launch_bot(text, sandbox=self.sandbox))
+            with ThreadPoolExecutor(max_workers=max(len(bots), 1)) as pool:
+                for wait in [pool.submit(bot.wait_until_healthy) for bot in bots]:
+                    wait.result()
+        except BaseException:
+            for bot in bots:
+                bot.stop(grace=0.5)
+            raise
+        self.started += len(bots)
+        return [_Process(bot, GrpcPlayer(bot.address, bot.name)) for bot in bots]
+
+    def _release(self) -> None:
+        for text, process in self._playing:
+            self._idle.setdefault(text, []).append(process)
+        self._playing.clear()
+
+    def _trim_idle(self, seed: int, *, keep: int) -> None:
+        """Keeps at most `keep` idle processes per folder (the seats of a table), stopping first
+        those that played `seed` (they may not play the rest of its duplicate set)."""
+        for idle in self._idle.values():
+            idle.sort(key=lambda process: seed in process.seeds)
+            while len(idle) > keep:
+                idle.pop().stop()
+
+    def _address_player(self, spec: BotSpec) -> GrpcPlayer:
+        """The user's own bot at an address: one channel, serving every seat it is given."""
+        if spec.text not in self._addresses:
+            self._addresses[spec.text] = GrpcPlayer(spec.text, spec.name)
+        return self._addresses[spec.text]
 
     def close(self) -> None:
-        for player in self._channels.values():
+        self._release()
+        for idle in self._idle.values():
+            for process in idle:
+                process.stop()
+        for player in self._addresses.values():
             player.close()
-        for bot in self._running.values():
-            bot.stop()
-        self._channels.clear()
-        self._running.clear()
+        self._idle.clear()
+        self._addresses.clear()
 
     def __enter__(self) -> Lineup:
         return self.start()
