@@ -108,7 +108,9 @@ def _parser() -> argparse.ArgumentParser:
         "bots",
         nargs="+",
         metavar="BOT",
-        help=f"built-in ({', '.join(BUILTIN_PLAYERS)}), a bot folder, or an address (host:port, unix:/path)",
+        help=f"built-in ({', '.join(BUILTIN_PLAYERS)}), a bot folder (one process per seat, never reused "
+        "for another rotation of a deal), or an address (host:port, unix:/path: your own bot, which then "
+        "serves every seat it is given)",
     )
 
     replay_cmd = commands.add_parser("replay", help="work with replay files")

@@ -350,7 +350,12 @@ def add_parser(commands: Any) -> None:
         epilog=COMPARE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("a", metavar="A", help="the baseline bot: built-in, a bot folder, or an address")
+    parser.add_argument(
+        "a",
+        metavar="A",
+        help="the baseline bot: built-in, a bot folder (one process per seat), or an address "
+        "(your own bot, which then serves every seat it is given)",
+    )
     parser.add_argument("b", metavar="B", help="the candidate bot")
     parser.add_argument("--game", required=True, metavar="GAME", help="game id (see 'septet rules')")
     parser.add_argument(
