@@ -28,7 +28,6 @@ import os
 import shlex
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections import deque
@@ -37,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from referee.sandbox import Limits, Sandbox
+from referee.sandbox import BOT_DIR, SOURCE_DIR, Limits, Sandbox
 
 MiB = 1 << 20
 LOG_BYTES = 4096
@@ -45,8 +44,8 @@ LOG_BYTES = 4096
 LINE_CHARS = 240
 """Longer lines are cut to this many characters and marked."""
 TRUNCATED = "[...]"
-BUILD_DIR = "/tmp/septet-build"
-"""Where the build works inside the sandbox: a copy of the folder on the sandbox's private tmpfs."""
+BUILD_DIR = BOT_DIR
+"""Where the build works inside the sandbox: an empty tmpfs of the disk budget (build mode)."""
 
 
 @dataclass(frozen=True)
@@ -54,11 +53,9 @@ class BuildLimits:
     """What one build may use. The disk budget is the size of the tmpfs the build works on."""
 
     seconds: float = 600.0
-    disk_bytes: int = 1024 * MiB
+    disk_bytes: int = 512 * MiB
     output_bytes: int = 256 * MiB
     """The largest tar the host reads back (the checker then applies the archive limits)."""
-    processes: int = 256
-    memory_bytes: int = 4096 * MiB
 
 
 @dataclass(frozen=True)
@@ -99,10 +96,9 @@ def _cut(line: str, line_chars: int) -> str:
 def build_script(build: Sequence[str]) -> str:
     """The shell script the sandbox runs: copy the read-only source to the private tmpfs, build
     there with the build's output on stderr, drop links, and write the tree as a tar to stdout."""
-    source = "$SEPTET_BUILD_SOURCE"
     return (
         "set -e; umask 022; "
-        f'mkdir -p {BUILD_DIR} && cp -R "{source}/." {BUILD_DIR}/ && cd {BUILD_DIR} && '
+        f"cp -R {SOURCE_DIR}/. {BUILD_DIR}/ && cd {BUILD_DIR} && "
         f"( {shlex.join(build)} ) >&2 && cd {BUILD_DIR} && "
         f"find {BUILD_DIR} -type l -delete && "
         f"find . -mindepth 1 \\( -type f -o -type d \\) | LC_ALL=C sort | "
@@ -122,15 +118,12 @@ def build_in_sandbox(
     anything the build does; a sandbox that cannot be made raises SandboxError (ours)."""
     confined = dataclasses.replace(sandbox, limits=_sandbox_limits(sandbox.limits, limits))
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="septet-build-run-") as run_dir:
-        words = confined.command(
-            ["sh", "-c", build_script(build)],
-            folder=folder,
-            run_dir=Path(run_dir),
-            env={"SEPTET_BUILD_SOURCE": str(folder), "npm_config_offline": "true"},
-        )
+    prepared = confined.prepare(
+        ["sh", "-c", build_script(build)], folder=folder, build=True, env={"npm_config_offline": "true"}
+    )
+    try:
         process = subprocess.Popen(
-            words,
+            prepared.words,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -140,8 +133,10 @@ def build_in_sandbox(
         output = _CappedReader(process.stdout, limits.output_bytes)
         log = _TailReader(process.stderr, 4 * LOG_BYTES)
         timed_out = _wait(process, limits.seconds)
-        output.join()
-        log.join()
+    finally:
+        prepared.cleanup()  # every process of the build is gone before we go on
+    output.join()
+    log.join()
     seconds = time.monotonic() - started
     text = bounded_log(log.text())
     if timed_out:
@@ -160,14 +155,7 @@ def build_in_sandbox(
 
 def _sandbox_limits(play: Limits, build: BuildLimits) -> Limits:
     """The sandbox's limits for a build: its private /tmp is the whole disk budget."""
-    return dataclasses.replace(
-        play,
-        memory_bytes=build.memory_bytes,
-        cpu_seconds=max(1, int(build.seconds) + 5),
-        processes=build.processes,
-        file_bytes=build.disk_bytes,
-        tmp_bytes=build.disk_bytes,
-    )
+    return dataclasses.replace(play, build_bytes=build.disk_bytes)
 
 
 def _disk_full(text: str) -> bool:

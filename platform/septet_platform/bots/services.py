@@ -29,7 +29,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 
-from referee.botfolder import BotFolderError, Manifest, load_manifest
+from referee.botfolder import BotFolderError, Manifest, load_manifest, resolve_command
 from referee.building import BuildLimits, BuildOutcome, bounded_log, build_in_sandbox
 from referee.packing import pack_tree
 from referee.sandbox import Sandbox
@@ -149,7 +149,7 @@ def bot_version_build(
     if not claimed:
         return version
     try:
-        built, outcome = _build_stored(version, sandbox, limits or BuildLimits())
+        built, outcome = _build_stored(version, sandbox, limits or build_limits())
     except BaseException:
         BotVersion.objects.filter(pk=version_id).update(build_status=BotVersion.Build.PENDING)
         raise
@@ -170,6 +170,15 @@ def bot_version_build(
     return BotVersion.objects.select_related("bot").get(pk=version_id)
 
 
+def build_limits() -> BuildLimits:
+    """The organiser's limits for one build: SEPTET_BUILD_SECONDS (wall clock, default 600) and
+    SEPTET_BUILD_DISK_BYTES (everything the build writes, default 512 MiB, held in memory)."""
+    return BuildLimits(
+        seconds=float(getattr(settings, "SEPTET_BUILD_SECONDS", 600)),
+        disk_bytes=int(getattr(settings, "SEPTET_BUILD_DISK_BYTES", 512 * 1024 * 1024)),
+    )
+
+
 def _build_stored(
     version: BotVersion, sandbox: Sandbox | None, limits: BuildLimits
 ) -> tuple[tuple[str, str] | None, BuildOutcome]:
@@ -185,7 +194,7 @@ def _build_stored(
         source = unpack_archive((archives / version.archive).read_bytes(), Path(scratch) / "source")
         os.chmod(scratch, 0o755)  # the sandbox's uid reads the source (unpacked 0644/0755)
         BotVersion.objects.filter(pk=version.pk).update(builds=F("builds") + 1)
-        outcome = build_in_sandbox(source, build, sandbox, limits=limits)
+        outcome = build_in_sandbox(source, resolve_command(build), sandbox, limits=limits)
         if not outcome.ok:
             return None, outcome
         try:
