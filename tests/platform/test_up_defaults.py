@@ -35,7 +35,7 @@ def site_as_up_runs_it(tmp_path: Path) -> Iterator[str]:
     address = local_address()
     env = {key: value for key, value in os.environ.items() if key not in ("SECRET_KEY", "DEBUG")}
     env |= {
-        "DJANGO_SETTINGS_MODULE": "septet_platform.settings.dev",
+        "DJANGO_SETTINGS_MODULE": "septet_platform.settings.local",
         "SEPTET_DATA_DIR": str(tmp_path),
         "SEPTET_SECRET_KEY_FILE": str(secret_key_file(tmp_path)),
         "DATABASE_URL": f"sqlite:///{tmp_path / 'site.sqlite3'}",
