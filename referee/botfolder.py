@@ -45,6 +45,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from referee.building import bounded_log
 from referee.games import all_games
 from referee.sandbox import BOT_ADDRESS, SOCKET_DIR, SOCKET_NAME, Prepared, Sandbox
+from referee.sandbox_cgroups import SandboxGroup
 
 MANIFEST = "septet-bot.toml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -229,6 +230,11 @@ class RunningBot:
     @property
     def name(self) -> str:
         return self.manifest.name
+
+    @property
+    def sandbox_group(self) -> SandboxGroup | None:
+        """The control group of a sandboxed bot (None when unsandboxed or without cgroups)."""
+        return self._sandboxed.group if self._sandboxed is not None else None
 
     def alive(self) -> bool:
         return self.process.poll() is None

@@ -1,0 +1,61 @@
+"""Hostile bot: memory outside its processes' heaps, kept after detaching, at its first decision.
+
+SysV shared memory (shmget, touched, detached: it would stay after the bot's processes end) and a
+memfd written through write() (no mapping, so an address-space limit never sees it), until it
+holds BREACH_AT bytes. Either working is a breach: shmget must be refused outright, and the memfd
+must count to the sandbox's memory (the kernel then kills the bot, which forfeits).
+"""
+
+import ctypes
+import os
+
+from referee.sdk import Bot, serve
+
+IPC_PRIVATE = 0
+IPC_CREAT = 0o1000
+SHM_BYTES = 64 << 20
+CHUNK = 16 << 20
+BREACH_AT = 768 << 20
+
+
+def shared_memory() -> str | None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    segment = libc.shmget(IPC_PRIVATE, ctypes.c_size_t(SHM_BYTES), IPC_CREAT | 0o600)
+    if segment < 0:
+        return None
+    address = libc.shmat(segment, None, 0)
+    if address not in (None, ctypes.c_void_p(-1).value):
+        ctypes.memset(address, 1, SHM_BYTES)
+        libc.shmdt(ctypes.c_void_p(address))
+    return f"SysV segment {segment} of {SHM_BYTES} bytes made and left behind"
+
+
+def memfd_hoard() -> str | None:
+    fd = os.memfd_create("hoard")
+    block = b"m" * CHUNK
+    held = 0
+    while held < BREACH_AT:
+        os.write(fd, block)
+        held += CHUNK
+    return f"a memfd holds {held} bytes"
+
+
+class ShmMemfd(Bot):
+    name = "hostile-shm-memfd"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tried = False
+
+    def decide(self, info, legal):
+        if not self.tried:
+            self.tried = True
+            breaches = [found for found in (shared_memory(), memfd_hoard()) if found]
+            if breaches:
+                raise RuntimeError("BREACH: " + "; ".join(breaches))
+        return legal[0]
+
+
+if __name__ == "__main__":
+    serve(ShmMemfd())

@@ -1,0 +1,156 @@
+"""Limits that hold per sandbox, not per process: each hostile bot in tests/sandbox/hostile/ attacks
+through the real sandbox (bwrap, its control group, its seccomp filter) at an Oh Hell! table, and
+raises an error starting with BREACH when its attack worked.
+
+Each test was seen to fail with its fix switched off: SEPTET_SANDBOX_CGROUPS=off (memory),
+SEPTET_SANDBOX_SECCOMP=off (namespaces, ptrace, SysV IPC, locks), a socket tmpfs as large as the
+flood, following the socket path, binding the bot's folder at its host path.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import hostile_copy
+
+from referee.botfolder import BotFolderError, RunningBot, start_bot
+from referee.games import get_game
+from referee.match import MatchResult, TimeControl, play_match
+from referee.players import Player, RandomPlayer
+from referee.players.grpc_player import GrpcPlayer
+from referee.sandbox import Limits, MiB, Sandbox, describe_limits
+from referee.sandbox_cgroups import support
+
+LIMITS = Limits(memory_bytes=512 * MiB, file_bytes=64 * MiB, processes=128, tmp_bytes=32 * MiB)
+"""512 MiB for the whole sandbox: less than the four children's 4 x 300 MiB."""
+TIME_CONTROL = TimeControl(per_decision=20.0, bank=30.0)  # roomy: the attacks run in a decision
+needs_memory_group = pytest.mark.skipif(
+    support().memory is None, reason="no memory cgroup here: " + support().describe()
+)
+
+
+def _play(bots: list[RunningBot]) -> MatchResult:
+    """One game: the given bots in the first seats, built-in random players in the others."""
+    players: list[Player] = [GrpcPlayer(bot.address, bot.name) for bot in bots]
+    players += [RandomPlayer(random.Random(seat)) for seat in range(3 - len(bots))]
+    try:
+        return play_match(get_game("oh-hell"), players, seed=5, time_control=TIME_CONTROL, match_id="limits")
+    finally:
+        for player in players[: len(bots)]:
+            player.close()  # type: ignore[attr-defined]
+
+
+def _breaches(outcome: MatchResult) -> list[str]:
+    return [forfeit.reason for forfeit in outcome.forfeits if "BREACH" in forfeit.reason]
+
+
+def _start(
+    name: str, tmp_path: Path, targets: dict[str, object] | None = None, limits: Limits = LIMITS
+) -> RunningBot:
+    folder = hostile_copy(name, tmp_path / "bots", targets or {})
+    return start_bot(folder, sandbox=Sandbox(limits=limits))
+
+
+def test_the_limits_line_says_what_holds_here() -> None:
+    line = describe_limits()
+    assert line.startswith("sandbox: ") and "seccomp" in line
+    assert ("cgroups unavailable" in line) == (support().version == 0), line
+
+
+@needs_memory_group
+def test_four_children_share_one_memory_limit(tmp_path: Path) -> None:
+    """Four children touch 300 MiB each under a 512 MiB sandbox: they never hold it together."""
+    bot = _start("memory-children", tmp_path)
+    try:
+        outcome = _play([bot])
+        peak = bot.sandbox_group.memory_peak() if bot.sandbox_group else None
+    finally:
+        bot.stop(grace=1.0)
+    assert _breaches(outcome) == []
+    assert outcome.result.ranks is not None, "the other seats' game did not complete"
+    assert peak is not None and peak <= LIMITS.memory_bytes, f"the sandbox held {peak} bytes at once"
+
+
+@needs_memory_group
+def test_shared_memory_is_refused_and_a_memfd_counts_to_the_sandbox(tmp_path: Path) -> None:
+    """shmget fails (seccomp); a memfd written past the limit gets the bot killed, not 768 MiB."""
+    bot = _start("shm-memfd", tmp_path)
+    try:
+        outcome = _play([bot])
+        peak = bot.sandbox_group.memory_peak() if bot.sandbox_group else None
+    finally:
+        bot.stop(grace=1.0)
+    assert _breaches(outcome) == []
+    assert [forfeit.seat for forfeit in outcome.forfeits] == [0], "the hoarder was expected to be stopped"
+    assert peak is not None and peak <= LIMITS.memory_bytes, f"the sandbox held {peak} bytes at once"
+
+
+def test_no_user_namespace_ptrace_or_process_vm_readv(tmp_path: Path) -> None:
+    bot = _start("namespaces-ptrace", tmp_path)
+    try:
+        outcome = _play([bot])
+    finally:
+        bot.stop(grace=1.0)
+    assert _breaches(outcome) == []
+    assert outcome.forfeits == [], "refused calls should leave the bot playing"
+
+
+def test_file_locks_on_the_shared_runtime_carry_nothing_between_two_sandboxes(tmp_path: Path) -> None:
+    """Two bots of different users at once: the sender locks files of /usr, the receiver probes."""
+    sender = _start("lock-sender", tmp_path)
+    try:
+        receiver = _start("lock-receiver", tmp_path)
+        try:
+            assert sender.process.pid != receiver.process.pid
+            outcome = _play([receiver, sender])
+        finally:
+            receiver.stop(grace=1.0)
+    finally:
+        sender.stop(grace=1.0)
+    assert _breaches(outcome) == []
+    assert outcome.forfeits == []
+
+
+def test_a_flood_of_the_socket_folder_stops_at_its_small_tmpfs(tmp_path: Path) -> None:
+    bot = _start("socket-flood", tmp_path)
+    try:
+        outcome = _play([bot])
+    finally:
+        bot.stop(grace=1.0)
+    assert _breaches(outcome) == []
+    assert outcome.forfeits == [], "the full folder should not stop the bot's own socket"
+
+
+def test_a_socket_replaced_by_a_link_to_a_host_listener_is_never_followed(tmp_path: Path) -> None:
+    """The bot links its socket path to a listener the test runs on the host: the host refuses
+    the bot and never connects there."""
+    listener_path = tmp_path / "host-listener.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(listener_path))
+    listener.listen()
+    listener.setblocking(False)
+    try:
+        with pytest.raises(BotFolderError, match="not a socket of the bot"):
+            _start("socket-swap", tmp_path, {"listener": str(listener_path)})
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected
+    finally:
+        listener.close()
+
+
+def test_proc_inside_the_sandbox_shows_no_host_folder(tmp_path: Path) -> None:
+    """The data folder appears nowhere; the bot's own folder (bound at /bot) not in /proc/1/cmdline,
+    its command line or its working folder (mountinfo's root field does show it: a known gap)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    targets = {"host_paths": [str(data)], "folder_paths": [str(tmp_path / "bots")]}
+    bot = _start("proc-paths", tmp_path, targets)
+    try:
+        outcome = _play([bot])
+    finally:
+        bot.stop(grace=1.0)
+    assert _breaches(outcome) == []
+    assert outcome.forfeits == []
