@@ -12,6 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from referee.replay import ReplayError
+from septet_platform.arena_api.selectors import ReplayUnpublished, published_match_ids, replay_for_viewer
 from septet_platform.bots.models import Bot
 from septet_platform.tournaments import selectors, services
 from septet_platform.tournaments.models import Tournament
@@ -78,9 +80,19 @@ def tournament_replays(request: HttpRequest, name: str) -> HttpResponse:
     tournament = _visible(request, name)
     buffer = io.BytesIO()
     index = []
+    played = selectors.replay_files(tournament)
+    # Only matches whose duplicate set is over, each as this viewer may see it (other owners'
+    # forfeit reasons blanked): the rule of septet_platform.arena_api.selectors.
+    published = published_match_ids(match for match, _ in played)
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-        for match, path in selectors.replay_files(tournament):
-            archive.write(path, f"match-{match.pk}.json.gz")
+        for match, _ in played:
+            if match.pk not in published:
+                continue
+            try:
+                data = replay_for_viewer(match=match, viewer=request.user)
+            except (FileNotFoundError, ReplayError, ReplayUnpublished):
+                continue
+            archive.writestr(f"match-{match.pk}.json.gz", data)
             index.append(
                 {
                     "match": match.pk,
