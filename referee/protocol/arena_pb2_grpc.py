@@ -157,15 +157,20 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetReplay(self, request, context):
-        """The match's stored replay (gzip-compressed JSON) in chunks of 64 KiB; NOT_FOUND when the
-        match is unknown or has no replay yet.
+        """The match's replay (gzip-compressed JSON) in chunks of 64 KiB, with other owners' forfeit
+        reasons blanked; NOT_FOUND when the match is unknown or has no replay yet,
+        FAILED_PRECONDITION while its duplicate set is not over, DATA_LOSS for a damaged file.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RequestChallenge(self, request, context):
-        """Queues an unrated challenge match between ACTIVE bot versions on a game's ladder.
+        """Queues an unrated challenge match between ACTIVE bot versions on a game's ladder, always with
+        a random seed, on the platform's low-priority challenge queue. At least one seated bot must
+        be the caller's (PERMISSION_DENIED otherwise), another owner's bot sits in one seat at most
+        (INVALID_ARGUMENT); RESOURCE_EXHAUSTED past the caller's hourly challenges or a seated
+        bot's.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
