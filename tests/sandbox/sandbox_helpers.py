@@ -38,10 +38,12 @@ def processes() -> dict[int, tuple[int, str]]:
     return found
 
 
-def uids_serving(address: str) -> set[int]:
-    """The uids of the processes whose command line names `address` (the bot, sandboxed)."""
-    path = address.removeprefix("unix:")
-    return {uid for uid, cmdline in processes().values() if path in cmdline and "bwrap" not in cmdline}
+def uids_serving(root_pid: int) -> set[int]:
+    """The uids of the bot's processes: those below `root_pid` (its launcher) but bwrap's own."""
+    import psutil
+
+    below = psutil.Process(root_pid).children(recursive=True)
+    return {process.uids().real for process in below if "bwrap" not in process.name()}
 
 
 def tree_digest(folder: Path) -> dict[str, bytes]:
