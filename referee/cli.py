@@ -40,7 +40,7 @@ from referee.games.base import Game, GameError
 from referee.lineup import BotSpec, Lineup, parse_bot
 from referee.match import MatchResult, TimeControl, new_match_id, play_match
 from referee.players import BUILTIN_PLAYERS
-from referee.sandbox import Sandbox
+from referee.sandbox import LOCAL_RUN_HELP, Sandbox, describe_limits
 from referee.series import Summary, Table, schedule, seats_for
 from referee.viewer import view_replay_file
 
@@ -102,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     match.add_argument(
         "--sandbox",
         action="store_true",
-        help="run bot folders inside the bubblewrap sandbox, as the platform does (no network, limits)",
+        help=LOCAL_RUN_HELP,
     )
     match.add_argument(
         "bots",
@@ -174,6 +174,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--decision-time", type=float, default=1.0, metavar="SECONDS")
     check.add_argument("--bank", type=float, default=10.0, metavar="SECONDS")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--sandbox", action="store_true", help=LOCAL_RUN_HELP)
 
     compare.add_parser(commands)
 
@@ -440,7 +441,10 @@ def _check(args: argparse.Namespace, out: Console) -> int:
         transient=True,
         disable=args.json or not err.is_terminal,
     )
-    with progress, Lineup([spec], get_game(wanted[0])) as lineup:
+    sandbox = Sandbox() if args.sandbox else None
+    if sandbox is not None:
+        err.print(describe_limits(), markup=False, highlight=False)
+    with progress, Lineup([spec], get_game(wanted[0]), sandbox=sandbox) as lineup:
         for game_id in wanted:
             game = get_game(game_id)
             lineup.game = game

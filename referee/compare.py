@@ -45,6 +45,7 @@ from referee.games import get_game
 from referee.games.base import Game, GameError
 from referee.lineup import Lineup, parse_bot
 from referee.match import MatchResult, TimeControl, new_match_id, play_match
+from referee.sandbox import LOCAL_RUN_HELP, Sandbox
 from referee.series import Table, schedule, seats_for
 from referee.stats import MeanInterval, mean_interval
 
@@ -381,6 +382,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--decision-time", type=float, default=1.0, metavar="SECONDS")
     parser.add_argument("--bank", type=float, default=10.0, metavar="SECONDS")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--sandbox", action="store_true", help=LOCAL_RUN_HELP)
 
 
 def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
@@ -411,7 +413,8 @@ def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
         transient=True,
         disable=args.json or not err.is_terminal,
     )
-    with Lineup([*specs, *field_specs], game) as lineup, progress:
+    sandbox = Sandbox() if args.sandbox else None
+    with Lineup([*specs, *field_specs], game, sandbox=sandbox) as lineup, progress:
 
         def play(table: Table) -> MatchResult:
             players = lineup.players(table.seating, table.seed)

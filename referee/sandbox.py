@@ -156,6 +156,13 @@ anything forks, opens the seccomp program as fd 8, hands bwrap its arguments thr
 `--args`: the sandbox's /proc/1/cmdline then shows no host path), and once bwrap ended kills what
 is left in the groups and removes them. Arguments: seccomp path or "", bwrap, cgroup.procs files,
 `--`, the number of bwrap's options, its options, then the command (setpriv and the bot's words)."""
+LOCAL_RUN_HELP = (
+    "run bot folders in the sandbox the platform runs submitted bots in (no network, read-only "
+    "runtime, per-sandbox memory, process and CPU limits, seccomp). Without it a folder runs with "
+    "YOUR rights: it can read your files, your environment's credentials (cloud keys, tokens) and "
+    "use the network; never run someone else's folder without --sandbox"
+)
+"""The --sandbox help of `septet check`, `match` and `compare`."""
 SECCOMP_FD = 8
 BOT_DIR = "/bot"
 """Where the bot's folder (play) or its empty build folder (build) is, inside the sandbox."""
@@ -244,7 +251,9 @@ class Sandbox:
                 group.remove(timeout=1.0)
             raise
         uid = _sandbox_uid()
-        return Prepared(launcher + _dropped_privileges(words, uid), group, os.geteuid() if uid is None else uid)
+        return Prepared(
+            launcher + _dropped_privileges(words, uid), group, os.geteuid() if uid is None else uid
+        )
 
     def _effective_limits(self, build: bool) -> Limits:
         if not build:
