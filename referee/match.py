@@ -289,6 +289,12 @@ class _Seats:
         self, seat: int, info: Any, legal: tuple[Action, ...], answer: _Answer
     ) -> tuple[Action, int | None]:
         action, error, elapsed = answer
+        if self.time_control is not None:
+            self.budgets[seat] -= elapsed
+            if self.budgets[seat] < 0:  # past its budget, whatever it answered (or its deadline)
+                budget = self.time_control.seat_budget
+                reason = f"used up its match budget of {budget:.1f} s (this decision took {elapsed:.3f} s)"
+                return self._forfeit(seat, Status.TIMEOUT, reason, info, legal)
         if isinstance(error, PlayerTimeout):
             return self._forfeit(seat, Status.TIMEOUT, str(error) or "missed its deadline", info, legal)
         if isinstance(error, PlayerInvalid):
@@ -298,11 +304,6 @@ class _Seats:
         if error is not None:
             return self._forfeit(seat, Status.ERROR, f"raised {type(error).__name__}: {error}", info, legal)
         if self.time_control is not None:
-            self.budgets[seat] -= elapsed
-            if self.budgets[seat] < 0:
-                budget = self.time_control.seat_budget
-                reason = f"used up its match budget of {budget:.1f} s (this decision took {elapsed:.3f} s)"
-                return self._forfeit(seat, Status.TIMEOUT, reason, info, legal)
             over = elapsed - self.time_control.per_decision
             if over > self.banks[seat]:
                 reason = f"took {elapsed:.3f} s, more than its decision time and bank allowed"

@@ -4,15 +4,19 @@ failures, forfeited on the bots' (septet_platform.matches.services)."""
 from __future__ import annotations
 
 import random
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from bot_versions import tar_folder, version_from_archive
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 from platform_support import EXAMPLES, FAULTY, match_with
 
+import referee.match
 from referee import replay
 from referee.match import play_match
 from referee.players import RandomPlayer
@@ -119,3 +123,139 @@ def test_workers_racing_to_unpack_a_new_version_get_one_whole_folder(
     assert [path.name for path in folder.parent.iterdir() if path.name.startswith(".")] == [], (
         "no scratch left"
     )
+
+
+TATTLETALE = '''
+from referee.sdk import Bot, serve
+
+
+class Tattletale(Bot):
+    """Plays the first legal action, unless this process was told of two seats of one match:
+    then it answers nonsense, so its seats forfeit and the test sees a shared process."""
+
+    name = "tattletale"
+
+    def __init__(self):
+        super().__init__()
+        self.seats_by_match = {}
+
+    def start_match(self, start):
+        self.seats_by_match.setdefault(start.match_id, set()).add(start.seat)
+
+    def decide(self, info, legal):
+        if any(len(seats) > 1 for seats in self.seats_by_match.values()):
+            return "I serve two seats and see both hands"
+        return legal[0]
+
+
+serve(Tattletale())
+'''
+
+
+def _tattletale(owner: object) -> BotVersion:
+    manifest = (
+        'name = "tattletale"\ngames = ["oh-hell"]\ncommand = ["python", "bot.py", "--address", "{address}"]\n'
+    )
+    archive = tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, "bot.py": TATTLETALE})
+    return version_from_archive(owner, "tattletale", archive)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_version_seated_twice_plays_from_two_processes_that_see_one_seat_each(
+    played_versions: list[BotVersion], django_user_model: type
+) -> None:
+    """Each seat is its own process (sandbox): the bot itself would forfeit if one process were
+    told of two seats of the match, as the old one-process-per-version did."""
+    twice = _tattletale(django_user_model.objects.create_user("eve"))
+    match = match_with("oh-hell", [twice, played_versions[1], twice])
+    Match.objects.filter(pk=match.pk).update(kind=Match.Kind.CHALLENGE, rated=False)  # as a challenge
+    assert services.match_play(match_id=match.pk, worker="w").outcome == "recorded"
+    seats = {seat.seat: seat for seat in Seat.objects.filter(match=match)}
+    assert [seats[number].forfeit_status for number in range(3)] == ["", "", ""], [
+        seats[number].forfeit_reason for number in range(3)
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bots_see_a_random_match_id_unrelated_to_the_match_row_or_seed(
+    played_versions: list[BotVersion],
+) -> None:
+    matches = [match_with("oh-hell", played_versions, seed=11) for _ in range(2)]
+    ids = []
+    for match in matches:
+        assert services.match_play(match_id=match.pk, worker="w").outcome == "recorded"
+        match.refresh_from_db()
+        ids.append(replay.load(Path(settings.SEPTET_REPLAYS_DIR) / match.replay)["match_id"])
+    assert ids[0] != ids[1], "the same seed gets a new id every match"
+    assert all(len(match_id) == 16 and int(match_id, 16) >= 0 for match_id in ids)
+    assert not {str(match.pk) for match in matches} & set(ids)
+
+
+SLOW = """
+import sys, time
+from referee.sdk import Bot, serve
+
+
+class JustInTime(Bot):
+    \"\"\"Answers every decision, forced ones too, a little before its deadline.\"\"\"
+
+    name = "just-in-time"
+
+    def decide(self, info, legal):
+        time.sleep(float(sys.argv[1]))
+        return legal[0]
+
+
+serve(JustInTime())
+"""
+
+
+def _slow_version(owner: object, seconds: float) -> BotVersion:
+    """A bot that answers every decision `seconds` late (just under its deadline)."""
+    manifest = (
+        'name = "slow"\ngames = ["oh-hell"]\n'
+        f'command = ["python", "bot.py", "{seconds}", "--address", "{{address}}"]\n'
+    )
+    archive = tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, "bot.py": SLOW})
+    return version_from_archive(owner, "slow", archive)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bot_answering_just_in_time_forfeits_past_its_match_budget_and_cannot_void_the_match(
+    played_versions: list[BotVersion], django_user_model: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attack: answer every decision just under the deadline so the match outlives its lease,
+    is reaped and its result thrown away. With a 1.5 s lease and the reaper running all along, the
+    slow seat forfeits (TIMEOUT) once its budget (1 s + 40 x 0.15 s) is spent, the lease is renewed while
+    the match plays, and the match is recorded on its first attempt."""
+    monkeypatch.setattr(services, "LEASE", timedelta(seconds=1.5))
+    monkeypatch.setattr(referee.match, "MATCH_DECISIONS", 40)  # a 7 s budget: a shorter test
+    slow = _slow_version(django_user_model.objects.create_user("mallory"), 0.12)
+    match = match_with("oh-hell", [played_versions[0], slow, played_versions[1]])
+    Ladder.objects.filter(pk=match.ladder_id).update(decision_seconds=0.15, bank_seconds=1.0)
+    reaped: list[int] = []
+    stop = threading.Event()
+
+    def reaper() -> None:
+        try:
+            while not stop.wait(0.3):
+                reaped.extend(services.matches_reap())
+        finally:
+            connection.close()
+
+    watcher = threading.Thread(target=reaper)
+    watcher.start()
+    started = time.monotonic()
+    try:
+        played = services.match_play(match_id=match.pk, worker="w")
+    finally:
+        stop.set()
+        watcher.join()
+    took = time.monotonic() - started
+    assert reaped == [] and played.outcome == "recorded" and played.attempt == 1
+    assert took > 3 * services.LEASE.total_seconds(), "the match outlived its lease several times"
+    seats = {seat.seat: seat for seat in Seat.objects.filter(match=match)}
+    assert seats[1].forfeit_status == "TIMEOUT" and "match budget" in seats[1].forfeit_reason
+    assert seats[1].rank == 3 and not seats[0].forfeit_status and not seats[2].forfeit_status
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED and match.lease_until is None

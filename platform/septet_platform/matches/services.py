@@ -10,8 +10,15 @@ referee's forfeit policy says; the other seats' game is played out.
 
 Every bot process runs inside the bubblewrap sandbox (`bot_sandbox`); a sandbox that cannot be
 made is our failure (the attempt is voided), unless `SEPTET_ALLOW_UNSANDBOXED` is set for local
-development. House bots' processes stay warm between matches of one worker (`warm.py`); a
-submitted bot's process lives for its match only. A match left SCHEDULED whose task was lost (a
+development. Every seat is its own process, even when one version fills two seats (a process
+serving two seats would see both hands). House bots' processes stay warm between matches of one
+worker (`warm.py`), never for a seed they played; a submitted bot's process lives for its match
+only. The bots see a random match id, unrelated to the match's row, seed or kind.
+
+A claim's lease is renewed while the referee plays (`_LeaseKeeper`), so a long match is never
+handed to another worker as if its worker had died; a match's length is bounded anyway by each
+seat's budget for the whole match (`TimeControl.seat_budget`), so a slow bot forfeits rather than
+holding the match until its result is thrown away. A match left SCHEDULED whose task was lost (a
 broker restarted without its queue) is queued again by `matches_requeue_stale`.
 """
 
@@ -21,6 +28,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -37,7 +45,7 @@ from referee import replay as replays
 from referee.botfolder import BotFolderError, RunningBot, launch_bot
 from referee.games import get_game
 from referee.games.base import Action
-from referee.match import MatchResult, PlayerError, TimeControl, play_match
+from referee.match import MatchResult, PlayerError, TimeControl, new_match_id, play_match
 from referee.players import Player
 from referee.players.grpc_player import GrpcPlayer
 from referee.sandbox import Sandbox, SandboxError, check_available
@@ -51,7 +59,8 @@ WARM_HOUSE_BOTS = WarmHouseBots()
 """This worker process's idle house-bot processes (see warm.py)."""
 
 LEASE = timedelta(minutes=5)
-"""How long a claim holds before the reaper may hand the match to another worker."""
+"""How long a claim holds before the reaper may hand the match to another worker; renewed every
+third of it while the match plays (`_LeaseKeeper`), so only a dead worker lets it run out."""
 STALE_SCHEDULED = timedelta(minutes=10)
 """How long a match may wait SCHEDULED before it is queued again (its task may have been lost)."""
 
@@ -188,15 +197,15 @@ def match_play(*, match_id: int, worker: str) -> Played:
     players: list[Player] = []
     sandbox: Sandbox | None = None
     try:
-        sandbox = bot_sandbox()
-        players.extend(_players(seats, running, sandbox, seed=match.seed, warm=warm))
-        game = get_game(match.ladder.game)
-        time_control = _time_control(match)
-        outcome = play_match(
-            game, players, seed=match.seed, time_control=time_control, match_id=str(match.pk)
-        )
-        forfeited = {seats[forfeit.seat].bot_version_id for forfeit in outcome.forfeits}
-        clean = {seat.bot_version_id for seat in seats} - forfeited
+        with _LeaseKeeper(match_id, attempt):
+            sandbox = bot_sandbox()
+            players.extend(_players(seats, running, sandbox, seed=match.seed, warm=warm))
+            game = get_game(match.ladder.game)
+            time_control = _time_control(match)
+            outcome = play_match(
+                game, players, seed=match.seed, time_control=time_control, match_id=new_match_id()
+            )
+        clean = {seat.seat for seat in seats} - {forfeit.seat for forfeit in outcome.forfeits}
     except Exception:
         log.exception("match voided by an infrastructure failure", extra=context)
         Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt=attempt).update(
@@ -220,6 +229,45 @@ def match_play(*, match_id: int, worker: str) -> Played:
     return Played(match_id, "recorded", attempt)
 
 
+class _LeaseKeeper:
+    """Renews a claim's lease every third of LEASE while the match plays, so the reaper takes
+    back only the matches of dead workers, however long a match takes (a context manager)."""
+
+    def __init__(self, match_id: int, attempt: int) -> None:
+        self.match_id = match_id
+        self.attempt = attempt
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
+        self.renewals = 0
+
+    def __enter__(self) -> _LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(LEASE.total_seconds() / 3):
+                if not self._renew():
+                    return  # the claim is gone (reaped or recorded): nothing left to hold
+        finally:
+            connection.close()  # this thread's own connection
+
+    def _renew(self) -> bool:
+        try:
+            renewed = Match.objects.filter(
+                pk=self.match_id, status=Match.Status.RUNNING, attempt=self.attempt
+            ).update(lease_until=timezone.now() + LEASE)
+        except Exception:  # a database blip: try again at the next beat, the lease has slack
+            log.warning("could not renew a match's lease", extra={"match_id": self.match_id}, exc_info=True)
+            return True
+        self.renewals += renewed
+        return bool(renewed)
+
+
 def _time_control(match: Match) -> TimeControl:
     """A tournament's own time control for its matches; the ladder's for every other match."""
     rules = match.tournament if match.tournament is not None else match.ladder
@@ -241,44 +289,43 @@ def _players(
     seed: int,
     warm: dict[int, WarmBot],
 ) -> list[Player]:
-    """One gRPC player per seat; each distinct version is started once (in `sandbox`), a failed
-    start forfeits its seats; a sandbox that cannot be made raises SandboxError (voids the attempt).
-    A house bot's version takes a warm process of an earlier match when there is one (`warm.py`).
+    """One gRPC player per seat, each its own process (in `sandbox`), even for a version seated
+    twice: one process serving two seats would see both hands. A failed start forfeits its seat; a
+    sandbox that cannot be made raises SandboxError (voids the attempt). A house bot's seat takes a
+    warm process of an earlier match when one has not played `seed` (`warm.py`).
 
-    The processes are launched one after another on this thread (a sandboxed bot dies with the
-    thread that launched it) and then waited for together, since a start is mostly waiting for the
-    bot to serve. Every launched bot is in `running` before anything can raise, so the caller
-    stops it whatever happens."""
+    `running` and `warm` are filled by seat number. The processes are launched one after another
+    on this thread (a sandboxed bot dies with the thread that launched it) and then waited for
+    together, since a start is mostly waiting for the bot to serve. Every launched bot is in
+    `running` before anything can raise, so the caller stops it whatever happens."""
     failed: dict[int, str] = {}
     launched: list[int] = []
     for seat in seats:
         version = seat.bot_version
-        if version.pk in running or version.pk in failed:
-            continue
         reused = WARM_HOUSE_BOTS.take(version.pk, seed) if _keeps_warm(version, sandbox) else None
         if reused is not None:
-            running[version.pk], warm[version.pk] = reused.bot, reused
+            running[seat.seat], warm[seat.seat] = reused.bot, reused
             continue
         try:
-            running[version.pk] = launch_bot(version_folder(version), sandbox=sandbox)
-            launched.append(version.pk)
+            running[seat.seat] = launch_bot(version_folder(version), sandbox=sandbox)
+            launched.append(seat.seat)
         except BotFolderError as error:
-            failed[version.pk] = str(error).splitlines()[0]
+            failed[seat.seat] = str(error).splitlines()[0]
     with ThreadPoolExecutor(max_workers=max(len(launched), 1)) as pool:
-        waits = {pk: pool.submit(running[pk].wait_until_healthy) for pk in launched}
-    for pk, wait in waits.items():
+        waits = {number: pool.submit(running[number].wait_until_healthy) for number in launched}
+    for number, wait in waits.items():
         try:
             wait.result()
         except BotFolderError as error:
-            failed[pk] = str(error).splitlines()[0]
+            failed[number] = str(error).splitlines()[0]
     players: list[Player] = []
     for seat in seats:
         version = seat.bot_version
         name = f"{version.bot.name} v{version.number}"
-        if version.pk in failed:
-            players.append(_NotStarted(name, failed[version.pk]))
+        if seat.seat in failed:
+            players.append(_NotStarted(name, failed[seat.seat]))
         else:
-            players.append(GrpcPlayer(running[version.pk].address, name))
+            players.append(GrpcPlayer(running[seat.seat].address, name))
     return players
 
 
@@ -296,14 +343,16 @@ def _bots_done(
     seed: int,
     clean: set[int],
 ) -> None:
-    """After a match: house bots that played it in good order (`clean`: no forfeit) go back to the
-    warm pool, having played `seed`; every other process is stopped."""
-    versions = {seat.bot_version_id: seat.bot_version for seat in seats}
-    for pk, bot in running.items():
-        if pk in clean and _keeps_warm(versions[pk], sandbox):
-            kept = warm.get(pk) or WarmBot(bot)
+    """After a match: house bots' processes whose seat played it in good order (`clean`: seat
+    numbers with no forfeit) go back to the warm pool, having played `seed`; every other process
+    is stopped."""
+    versions = {seat.seat: seat.bot_version for seat in seats}
+    for number, bot in running.items():
+        version = versions[number]
+        if number in clean and _keeps_warm(version, sandbox):
+            kept = warm.get(number) or WarmBot(bot)
             kept.seeds.add(seed)
-            WARM_HOUSE_BOTS.give_back(pk, kept)
+            WARM_HOUSE_BOTS.give_back(version.pk, kept)
         else:
             bot.stop()
 
