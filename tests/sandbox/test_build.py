@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import socket
 import stat
 import tarfile
@@ -26,6 +27,7 @@ from bot_versions import tar_folder
 from sandbox_helpers import EXAMPLES, processes, tree_digest
 
 from referee.botfolder import start_bot
+from referee.packing import pack_folder
 from referee.sandbox import Sandbox
 from septet_platform.bots.models import BotVersion
 from septet_platform.bots.qualification import bot_version_qualify
@@ -214,6 +216,9 @@ def test_a_build_reaches_no_listener_on_the_host(
 
 STAMPED = """import os, pathlib
 pathlib.Path("built.txt").write_text(os.urandom(16).hex())   # a second build would change it
+stamp = pathlib.Path(".septet-build")
+stamp.unlink(missing_ok=True)
+stamp.symlink_to("/dev/null")   # the audit's trick: a stamp that never sticks
 """
 
 
@@ -243,10 +248,10 @@ def test_a_version_is_built_once_however_many_matches_it_plays_and_its_folder_ne
         played = services.match_play(match_id=_match_of([version, *others], seed).pk, worker="test")
         assert played.outcome == "recorded"
 
+    assert tree_digest(folder) == before, "the folder changed between matches"
     version.refresh_from_db()
     assert version.builds == 1, "the version was built again for a match"
     assert services.version_folder(version) == folder
-    assert tree_digest(folder) == before
     assert Seat.objects.filter(bot_version=version, forfeit_status="").count() == 2
 
 
@@ -263,6 +268,7 @@ def _plain(name: str) -> bytes:
 # Limits: disk in total, time ---------------------------------------------------------------------
 
 FILL_DISK = """import os
+import shutil
 for number in range(3):
     with open(f"big-{number}.bin", "wb") as out:
         for _ in range(512):
@@ -460,3 +466,43 @@ def test_the_built_archive_is_what_the_database_says(django_user_model: type, pl
     assert version.built_archive != version.archive
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
         assert "built.txt" in archive.getnames()
+
+
+# The Node.js example: ships node_modules, builds offline --------------------------------------------
+
+NODE_RANDOM = EXAMPLES / "node-random"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_random_packed_with_its_node_modules_builds_offline_and_qualifies(
+    django_user_model: type, platform_folders: Path
+) -> None:
+    # as `septet up` registers it: built by the trusted launcher on the host, packed, submitted
+    archive = pack_folder(NODE_RANDOM, build_first=True)
+    owner = django_user_model.objects.create_user("house")
+    version = _qualified(bot_version_submit(owner=owner, archive=archive))
+
+    assert version.status == BotVersion.Status.ACTIVE, version.error_log
+    assert version.builds == 1 and version.build_status == BotVersion.Build.BUILT
+    members = _built_members(version, platform_folders / "archives")
+    names = {member.name for member in members}
+    assert any(name.startswith("node_modules/@grpc/grpc-js/") for name in names)
+    assert not any("/.bin/" in f"/{name}" for name in names), "npm's .bin links were packed"
+    assert all(member.isfile() or member.isdir() for member in members)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_node_bot_submitted_without_node_modules_fails_saying_what_to_do(
+    django_user_model: type, platform_folders: Path, tmp_path: Path
+) -> None:
+    # what was tried: `npm ci` at intake, which needs the network the build does not have
+    folder = tmp_path / "bare-node"
+    shutil.copytree(NODE_RANDOM, folder, ignore=shutil.ignore_patterns("node_modules"))
+    manifest = folder / "septet-bot.toml"
+    manifest.write_text(manifest.read_text().replace('name = "node-random"', 'name = "bare-node"'))
+    owner = django_user_model.objects.create_user("newcomer")
+    version = _qualified(bot_version_submit(owner=owner, archive=pack_folder(folder)))
+
+    assert version.status == BotVersion.Status.FAILED and version.build_status == BotVersion.Build.FAILED
+    assert "no network" in version.error_log and "submit node_modules" in version.error_log
+    assert version.built_archive == ""
