@@ -203,6 +203,8 @@ class _Seats:
         clock: Callable[[], float],
         events: list[Event],
         match_id: str,
+        *,
+        ask_forced: bool = True,
     ) -> None:
         self.game = game
         self.players = players
@@ -216,6 +218,7 @@ class _Seats:
         self.forfeits: dict[int, Forfeit] = {}
         self.decisions = 0
         self.turn_aware = [callable(getattr(player, "decide_turn", None)) for player in players]
+        self.ask_forced = ask_forced
         self.concurrent = [bool(getattr(player, "concurrent", False)) for player in players]
         self._pool: ThreadPoolExecutor | None = None
 
@@ -256,7 +259,7 @@ class _Seats:
         """Whether a forced decision (one legal action) is asked of `seat` rather than applied:
         a bot elsewhere that has not forfeited is asked, so no seat can tell from the timing of
         its own requests whether another seat had a choice; in-process players are not."""
-        return self.turn_aware[seat] and seat not in self.forfeits
+        return self.ask_forced and self.turn_aware[seat] and seat not in self.forfeits
 
     def close(self) -> None:
         if self._pool is not None:
@@ -346,11 +349,14 @@ def play_match(
     time_control: TimeControl | None = None,
     clock: Callable[[], float] = time.perf_counter,
     match_id: str | None = None,
+    ask_forced: bool = True,
 ) -> MatchResult:
     """Plays one game of `game` with `players` in seat order; returns its result and replay.
 
     `clock` times each decision (inject a deterministic one for byte-identical replays).
-    `time_control` None means in-process players are not timed out.
+    `time_control` None means in-process players are not timed out. `ask_forced=False` applies
+    every forced decision without asking, as the referee once did (benchmarks/forced_timing.py
+    measures the timing channel that opens).
     """
     if isinstance(game, str):
         game = get_game(game)
@@ -359,7 +365,7 @@ def play_match(
     rng = random.Random(seed)
     events: list[Event] = []
     names = [player.name for player in players]
-    seats = _Seats(game, players, time_control, clock, events, match_id or "")
+    seats = _Seats(game, players, time_control, clock, events, match_id or "", ask_forced=ask_forced)
     to_move, legal_actions, apply = game.to_move, game.legal_actions, game.apply
     information_state, sample_chance = game.information_state, game.sample_chance
     forced = 0

@@ -254,3 +254,11 @@ def test_a_wrong_answer_to_a_forced_decision_forfeits_and_the_replay_still_verif
     assert outcome.replay["events"][forfeited_at + 1].get("forced") is True
     assert outcome.replay["events"][forfeited_at + 1].get("fallback") is True
     assert replay_verify(outcome.replay) is not None
+
+
+def test_ask_forced_false_skips_forced_decisions_as_the_referee_once_did() -> None:
+    """The benchmark's "before" mode (benchmarks/forced_timing.py): bots are asked choices only."""
+    bots = [_TurnAware(f"bot{seat}") for seat in range(3)]
+    outcome = play_match("oh-hell", bots, seed=3, time_control=TimeControl(1.0, 10.0), ask_forced=False)
+    assert outcome.forced > 0 and all(1 not in bot.legal_counts for bot in bots)
+    assert replay_verify(outcome.replay) is not None
