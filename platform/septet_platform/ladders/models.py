@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from referee.match import TimeControl
+
 
 class Ladder(models.Model):
     """The rated competition of one game id, with its table sizes and time control."""
@@ -17,6 +19,22 @@ class Ladder(models.Model):
 
     def __str__(self) -> str:
         return self.game
+
+    @property
+    def time_control(self) -> TimeControl:
+        """The time control of this ladder's matches, with each seat's budget for the whole match."""
+        return TimeControl(self.decision_seconds, self.bank_seconds)
+
+    @property
+    def seat_budget_seconds(self) -> float:
+        """Seconds one seat may think over a whole match; past it, it forfeits (docs/rules.md)."""
+        return self.time_control.seat_budget
+
+    @property
+    def max_match_seconds(self) -> float:
+        """The bots' thinking time a match can take at most: every seat of the largest table
+        using its whole budget (the bound a slow bot cannot push a match past)."""
+        return self.max_players * self.seat_budget_seconds
 
 
 class Rating(models.Model):
