@@ -6,7 +6,8 @@ the bot runtime and the same sandbox as rated play, one game of each declared ga
 ladder, with the ladder's time control, a fresh random match id and seed per game (kept in
 `BotVersion.qualification` so the owner can replay it), and as opponents the ladder's active house
 bots started as a rated match starts them (built-in random players fill seats only when there are
-too few). It qualifies (ACTIVE; earlier active versions of the bot retire) when it starts, stays
+too few); like a rated match, each game gets a fresh process of the bot.
+It qualifies (ACTIVE; earlier active versions of the bot retire) when it starts, stays
 healthy and forfeits nothing; otherwise it FAILS, and why goes to its bounded error log.
 
 What a bot can still tell: that it is its first match after a submission, and, when the ladder
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import random
 import secrets
-import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
@@ -28,7 +28,7 @@ from django.utils import timezone
 from referee.botfolder import BotFolderError, RunningBot, start_bot
 from referee.building import bounded_log
 from referee.games import get_game
-from referee.match import TimeControl, play_match
+from referee.match import TimeControl, new_match_id, play_match
 from referee.players import Player, RandomPlayer
 from referee.players.grpc_player import GrpcPlayer
 from referee.sandbox import Sandbox
@@ -87,53 +87,48 @@ def _qualifying_games(
     games = [game for game in version.manifest.get("games", []) if Ladder.objects.filter(game=game).exists()]
     if not games:
         return ["the manifest declares no game that has a ladder here"]
-    try:
-        bot = start_bot(version_folder(version), sandbox=sandbox)
-    except BotFolderError as error:
-        return [f"the bot did not start: {error}"]
     problems: list[str] = []
-    player = GrpcPlayer(bot.address, f"{version.bot.name} v{version.number}")
-    try:
-        for game_id in games:
-            problems += _qualifying_game(version, game_id, player, sandbox, played)
-    finally:
-        player.close()
-        tail = bot.stderr_tail()
-        bot.stop()
-    if problems and tail:
-        problems.append(f"the bot's last output:{tail}")
+    for game_id in games:
+        problems += _qualifying_game(version, game_id, sandbox, played)
     return problems
 
 
 def _qualifying_game(
-    version: BotVersion,
-    game_id: str,
-    player: GrpcPlayer,
-    sandbox: Sandbox | None,
-    played: dict[str, dict[str, object]],
+    version: BotVersion, game_id: str, sandbox: Sandbox | None, played: dict[str, dict[str, object]]
 ) -> list[str]:
-    """Plays one game at a table like a rated one: random seat, id and seed; house opponents."""
+    """Plays one game at a table like a rated one: a fresh process of the bot, a random seat, id
+    and seed, the ladder's time control, house opponents."""
     ladder = Ladder.objects.get(game=game_id)
     game = get_game(game_id)
     seed = secrets.randbits(SEED_BITS)
-    match_id = str(uuid.uuid4())
+    match_id = new_match_id()
     seat = secrets.randbelow(game.players.start)
     played[game_id] = {"match_id": match_id, "seed": seed, "seat": seat}
-    with _opponents(version, game_id, game.players.start - 1, sandbox) as opponents:
-        players: list[Player] = list(opponents)
-        players.insert(seat, player)
-        outcome = play_match(
-            game,
-            players,
-            seed=seed,
-            time_control=TimeControl(ladder.decision_seconds, ladder.bank_seconds),
-            match_id=match_id,
-        )
-    return [
-        f"{game_id}: {forfeit.status}: {forfeit.reason}"
-        for forfeit in outcome.forfeits
-        if forfeit.seat == seat
-    ]
+    try:
+        bot = start_bot(version_folder(version), sandbox=sandbox)
+    except BotFolderError as error:
+        return [f"{game_id}: the bot did not start: {error}"]
+    player = GrpcPlayer(bot.address, f"{version.bot.name} v{version.number}")
+    try:
+        with _opponents(version, game_id, game.players.start - 1, sandbox) as opponents:
+            players: list[Player] = list(opponents)
+            players.insert(seat, player)
+            outcome = play_match(
+                game,
+                players,
+                seed=seed,
+                time_control=TimeControl(ladder.decision_seconds, ladder.bank_seconds),
+                match_id=match_id,
+            )
+    finally:
+        player.close()
+        tail = bot.stderr_tail()
+        bot.stop()
+    forfeits = [forfeit for forfeit in outcome.forfeits if forfeit.seat == seat]
+    problems = [f"{game_id}: {forfeit.status}: {forfeit.reason}" for forfeit in forfeits]
+    if problems and tail:
+        problems.append(f"the bot's last output:{tail}")
+    return problems
 
 
 @contextmanager
