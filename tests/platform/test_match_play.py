@@ -152,12 +152,15 @@ serve(Tattletale())
 '''
 
 
-def _tattletale(owner: object) -> BotVersion:
+def _tattletale_archive() -> bytes:
     manifest = (
         'name = "tattletale"\ngames = ["oh-hell"]\ncommand = ["python", "bot.py", "--address", "{address}"]\n'
     )
-    archive = tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, "bot.py": TATTLETALE})
-    return version_from_archive(owner, "tattletale", archive)
+    return tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, "bot.py": TATTLETALE})
+
+
+def _tattletale(owner: object) -> BotVersion:
+    return version_from_archive(owner, "tattletale", _tattletale_archive())
 
 
 @pytest.mark.django_db(transaction=True)
@@ -259,3 +262,28 @@ def test_a_bot_answering_just_in_time_forfeits_past_its_match_budget_and_cannot_
     assert seats[1].rank == 3 and not seats[0].forfeit_status and not seats[2].forfeit_status
     match.refresh_from_db()
     assert match.status == Match.Status.FINISHED and match.lease_until is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_house_version_seated_twice_takes_two_warm_processes_never_one(
+    django_user_model: type, settings: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Warm house bots too are per seat: after a match seating one house version twice, two of its
+    processes are warm; the next match (a new seed) takes both, one per seat, and none twice."""
+    from septet_platform.matches.warm import WarmHouseBots
+
+    settings.SEPTET_WARM_HOUSE_BOTS = True  # type: ignore[attr-defined]
+    pool = WarmHouseBots(idle_seconds=60)
+    monkeypatch.setattr(services, "WARM_HOUSE_BOTS", pool)
+    owner = django_user_model.objects.create_user("house")
+    house = version_from_archive(owner, "tattletale", _tattletale_archive(), is_house=True)
+    other = version_from_archive(owner, "greedy-h", tar_folder(EXAMPLES / "greedy"), is_house=True)
+    try:
+        for seed in (1, 2):
+            match = match_with("oh-hell", [house, other, house], seed=seed)
+            Match.objects.filter(pk=match.pk).update(kind=Match.Kind.CHALLENGE, rated=False)
+            assert services.match_play(match_id=match.pk, worker="w").outcome == "recorded"
+            assert [seat.forfeit_status for seat in Seat.objects.filter(match=match)] == ["", "", ""]
+            assert len({warm.bot.process.pid for warm in pool.idle(house.pk)}) == 2
+    finally:
+        pool.stop_all()

@@ -6,7 +6,9 @@ the processes of *house* bots (the platform's own, trusted examples) for its nex
 stopping them. Submitted bots never get this: each of their processes lives for one match only, so
 nothing a hostile bot leaves running survives it.
 
-Two rules keep it fair and clean:
+Three rules keep it fair and clean:
+- a warm process serves one seat of a match, like every bot process (a version seated twice takes
+  two processes), so no process sees two hands;
 - a warm process never plays a seed it has played before, so no bot can remember a deal from one
   rotation of a duplicate set to the next;
 - only a process that ended its match in good order (alive, no forfeit) goes back; it is stopped
