@@ -40,7 +40,7 @@ def example_copy(*, owner: AbstractBaseUser, example: str, name: str, game: str)
         text = re.sub(r'(?m)^name = ".*"$', f'name = "{name}"', manifest.read_text())
         text = re.sub(r"(?m)^games = \[.*\]$", f'games = ["{game}"]', text)
         manifest.write_text(text)
-        version = bot_version_submit(owner=owner, archive=pack_folder(folder))
+        version = bot_version_submit(owner=owner, archive=pack_folder(folder, build_first=True))
     return bot_version_qualify(version_id=version.pk)
 
 
