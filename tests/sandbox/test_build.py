@@ -456,6 +456,21 @@ def test_two_qualifications_have_different_random_ids_and_seeds_kept_for_the_own
         assert "qualify" not in played["match_id"] and str(version.pk) not in played["match_id"].split("-")
 
 
+def test_qualification_seats_the_ladders_house_bots_as_a_rated_table_would(django_user_model: type) -> None:
+    house = django_user_model.objects.create_user("house")
+    for name in ("house-a", "house-b"):
+        version = _qualified(bot_version_submit(owner=house, archive=_plain(name)))
+        version.bot.is_house = True
+        version.bot.save()
+    owner = django_user_model.objects.create_user("newbie")
+    version = _qualified(bot_version_submit(owner=owner, archive=_plain("newbie")))
+
+    played = version.qualification["oh-hell"]
+    assert version.status == BotVersion.Status.ACTIVE
+    assert sorted(played["seats"]) == ["house-a v1", "house-b v1", "newbie v1"]
+    assert played["seats"][played["seat"]] == "newbie v1"
+
+
 def test_the_built_archive_is_what_the_database_says(django_user_model: type, platform_folders: Path) -> None:
     import hashlib
 

@@ -113,6 +113,7 @@ def _qualifying_game(
         with _opponents(version, game_id, game.players.start - 1, sandbox) as opponents:
             players: list[Player] = list(opponents)
             players.insert(seat, player)
+            played[game_id]["seats"] = [getattr(each, "name", "") for each in players]
             outcome = play_match(
                 game,
                 players,
@@ -158,5 +159,5 @@ def _opponents(
             stack.callback(grpc_player.close)
             players.append(grpc_player)
         while len(players) < count:
-            players.append(RandomPlayer(random.Random(secrets.randbits(64))))
+            players.append(RandomPlayer(random.Random(secrets.randbits(64)), name="random"))
         yield players
