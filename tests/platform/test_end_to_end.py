@@ -107,11 +107,14 @@ def test_a_submitted_bot_qualifies_plays_rated_matches_and_its_replays_verify(
     assert row["mu"] != pytest.approx(25.0), "its rating moved from the fresh-bot start"
     assert row["owner"] == "demo"
 
-    newest = _cli(env, "matches", "e2e-random", "--game", "oh-hell", "--limit", "100", "--json")
-    listed = json.loads(newest.stdout)  # the newest are still scheduled: the beat keeps a queue ahead
-    finished = [m for m in listed if m["status"] == "finished" and m["rated"]]
-    assert finished, listed
-    match = finished[0]
+    def published() -> list[dict[str, Any]]:
+        """Finished rated matches whose replay is out: their whole duplicate set is over."""
+        newest = _cli(env, "matches", "e2e-random", "--game", "oh-hell", "--limit", "100", "--json")
+        listed = json.loads(newest.stdout)  # the newest are still scheduled: the beat keeps a queue ahead
+        return [m for m in listed if m["status"] == "finished" and m["rated"] and m["has_replay"]]
+
+    match = _wait_for(published, platform.up, 240, "a duplicate set of the new bot is over")[0]
+    assert int(match["seed"]) > 0, "a published match shows its seed"
     assert "e2e-random" in {seat["bot"] for seat in match["seats"]}
     assert all("rank" in seat for seat in match["seats"])
 
