@@ -521,3 +521,56 @@ def test_a_node_bot_submitted_without_node_modules_fails_saying_what_to_do(
     assert version.status == BotVersion.Status.FAILED and version.build_status == BotVersion.Build.FAILED
     assert "no network" in version.error_log and "submit node_modules" in version.error_log
     assert version.built_archive == ""
+
+
+# A worker that died mid-build; local builds ------------------------------------------------------
+
+
+def test_a_build_left_by_a_dead_worker_is_claimed_again_and_a_live_one_is_left_alone(
+    django_user_model: type,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    owner = django_user_model.objects.create_user("orphan")
+    live = _submitted(owner, "orphan", STAMPED)
+    BotVersion.objects.filter(pk=live.pk).update(build_status="building", build_started=timezone.now())
+    assert _qualified(live).status == BotVersion.Status.QUALIFYING  # another worker is building it
+    assert BotVersion.objects.get(pk=live.pk).builds == 0
+
+    dead = timezone.now() - timedelta(hours=1)
+    BotVersion.objects.filter(pk=live.pk).update(build_started=dead)
+    version = _qualified(live)
+    assert version.status == BotVersion.Status.ACTIVE and version.builds == 1, version.error_log
+
+
+COUNTED_BUILD = """import pathlib
+counter = pathlib.Path("builds.txt")
+counter.write_text((counter.read_text() if counter.exists() else "") + "built\\n")
+"""
+
+
+def test_a_local_build_keeps_its_stamp_outside_the_folder_and_follows_no_link(tmp_path: Path) -> None:
+    # what was tried: the author's folder holds `.septet-build` as a link to a 0600 root file
+    from referee.botfolder import build, load_manifest
+
+    secret = tmp_path / "root-only"
+    secret.write_bytes(b"untouched")
+    secret.chmod(0o600)
+    folder = tmp_path / "local"
+    folder.mkdir()
+    (folder / "build.py").write_text(COUNTED_BUILD)
+    (folder / "septet-bot.toml").write_text(
+        'name = "local"\ngames = ["oh-hell"]\ncommand = ["python", "bot.py", "{address}"]\n'
+        'build = ["python", "build.py"]\n'
+    )
+    (folder / ".septet-build").symlink_to(secret)
+    manifest = load_manifest(folder)
+
+    build(manifest)
+    build(manifest)
+
+    assert secret.read_bytes() == b"untouched"
+    assert (folder / "builds.txt").read_text() == "built\n", "a local build runs once per fingerprint"
+    assert os.readlink(folder / ".septet-build") == str(secret)

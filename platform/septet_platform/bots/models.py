@@ -50,7 +50,10 @@ class BotVersion(models.Model):
     )
     built_sha256 = models.CharField(max_length=64, blank=True)
     build_log = models.TextField(blank=True, help_text="the build's output, bounded; owner only")
-    builds = models.PositiveIntegerField(default=0, help_text="times its build ran: at most once")
+    builds = models.PositiveIntegerField(
+        default=0, help_text="times its build ran: once (again only after a worker died mid-build)"
+    )
+    build_started = models.DateTimeField(null=True, blank=True, help_text="when its build was claimed")
     qualification = models.JSONField(
         default=dict, blank=True, help_text="per game: the qualifying match's id and seed, to replay it"
     )

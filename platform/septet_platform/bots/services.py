@@ -21,13 +21,15 @@ import hashlib
 import os
 import secrets
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import F, Max
+from django.utils import timezone
 
 from referee.botfolder import BotFolderError, Manifest, load_manifest, resolve_command
 from referee.building import BuildLimits, BuildOutcome, bounded_log, build_in_sandbox
@@ -142,14 +144,19 @@ def bot_version_build(
     """Builds a PENDING version once (see the module docstring) and records BUILT or FAILED; a
     version another call is building or has built is returned as it is. A sandbox that cannot be
     made raises SandboxError and puts the version back to PENDING (our failure, not the bot's)."""
-    claimed = BotVersion.objects.filter(pk=version_id, build_status=BotVersion.Build.PENDING).update(
-        build_status=BotVersion.Build.BUILDING
+    limits = limits or build_limits()
+    now = timezone.now()
+    # A build claimed longer ago than any live build can last died with its worker: claim it again.
+    abandoned = models.Q(build_status=BotVersion.Build.BUILDING, build_started__lt=now - _build_grace(limits))
+    claimable = models.Q(build_status=BotVersion.Build.PENDING) | abandoned
+    claimed = BotVersion.objects.filter(claimable, pk=version_id).update(
+        build_status=BotVersion.Build.BUILDING, build_started=now
     )
     version = BotVersion.objects.select_related("bot").get(pk=version_id)
     if not claimed:
         return version
     try:
-        built, outcome = _build_stored(version, sandbox, limits or build_limits())
+        built, outcome = _build_stored(version, sandbox, limits)
     except BaseException:
         BotVersion.objects.filter(pk=version_id).update(build_status=BotVersion.Build.PENDING)
         raise
@@ -168,6 +175,11 @@ def bot_version_build(
             build_log=bounded_log(outcome.log),
         )
     return BotVersion.objects.select_related("bot").get(pk=version_id)
+
+
+def _build_grace(limits: BuildLimits) -> timedelta:
+    """How long after its claim a build is certainly over (it is killed at its time limit)."""
+    return timedelta(seconds=limits.seconds) + timedelta(minutes=5)
 
 
 def build_limits() -> BuildLimits:
