@@ -194,7 +194,7 @@ class _Client:
 def _submit(client: _Client, args: argparse.Namespace, out: Console) -> int:
     if not client.metadata:
         raise ArenaError("submitting needs an API token: pass --token sep_... or set SEPTET_TOKEN")
-    archive = pack_folder(args.folder)
+    archive = pack_folder(args.folder, build_first=True)  # the platform builds offline: ship node_modules
     chunks = (
         pb.SubmitBotChunk(data=archive[i : i + UPLOAD_CHUNK]) for i in range(0, len(archive), UPLOAD_CHUNK)
     )

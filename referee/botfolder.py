@@ -5,16 +5,21 @@ A bot folder is what an author writes, runs locally and submits, as it is:
     name = "greedy"                               # [a-z0-9-], 1-40 characters
     games = ["oh-hell", "oh7"]                    # game ids it plays
     command = ["python", "bot.py", "--address", "{address}"]
-    build = ["npm", "ci"]                         # optional: run once before the first start
+    build = ["npm", "ci"]                         # optional: run once, see below
     description = "..."                           # optional
 
 `command` runs in the folder; `{address}` becomes the address to serve on (`unix:/path` or
 `host:port`); a first word `python` means the interpreter running Septet, so a bot uses the
 SDK from the same environment. `start_bot` starts the process in its own process group, waits
 until the standard gRPC health service says SERVING, and `RunningBot.stop` ends the whole group.
-Given a `referee.sandbox.Sandbox`, the same process (and the build) runs inside bubblewrap: no
-network, a read-only view of the runtime and of its folder, its socket in a private folder, limits;
-the platform always passes one for submitted bots, `septet match` on your own folders need not.
+Given a `referee.sandbox.Sandbox`, the same process runs inside bubblewrap: no network, a
+read-only view of the runtime and of its folder, its socket in a private folder, limits; the
+platform always passes one for submitted bots, `septet match` on your own folders need not.
+
+`build` runs locally before the first unsandboxed start of your own folder (again when the manifest
+or a lock file changes; the stamp lives in a cache folder outside the bot folder). A sandboxed
+start never builds: the platform builds a version once, at submission, offline, in its own
+sandbox (`referee.building`), and plays only the built, read-only folder.
 """
 
 from __future__ import annotations
