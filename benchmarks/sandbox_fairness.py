@@ -1,7 +1,9 @@
-"""Does a bot that spins four threads weaken its opponents? The montecarlo example's mean rank at
-Oh Hell! tables (0.2 s decisions) against a quiet opponent and against a spinning one, both
-sandboxed, with the per-sandbox CPU group and without it (SEPTET_SANDBOX_CGROUPS=off, in a child
-process). Prints the mean ranks and the ratio spinning/quiet for each; lower rank is better.
+"""Does a bot that spins four processes weaken its opponents? The montecarlo example at Oh Hell!
+tables (0.2 s decisions) against a quiet opponent and against one that spins four busy loops in
+the background, both sandboxed, with the per-sandbox CPU group and without it
+(SEPTET_SANDBOX_CGROUPS=off, in a child process). Montecarlo searches until its time budget, so the
+CPU seconds its processes get per game are its rollouts; the script prints those, its mean rank
+(lower is better) and the ratio spinning/quiet of its CPU for each setting.
 
     python benchmarks/sandbox_fairness.py [--games N]
 """
@@ -9,6 +11,7 @@ process). Prints the mean ranks and the ratio spinning/quiet for each; lower ran
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -16,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -28,12 +33,8 @@ from referee.players.grpc_player import GrpcPlayer  # noqa: E402
 from referee.sandbox import Sandbox, describe_limits  # noqa: E402
 
 SPINNER = """
-import random, threading
+import random, subprocess, sys
 from referee.sdk import Bot, serve
-
-def spin():
-    while True:
-        pass
 
 class Spinner(Bot):
     name = "spinner"
@@ -41,7 +42,7 @@ class Spinner(Bot):
         return random.choice(legal)
 
 for _ in range(4):
-    threading.Thread(target=spin, daemon=True).start()
+    subprocess.Popen([sys.executable, "-c", "while True: pass"])
 serve(Spinner())
 """
 QUIET = SPINNER.replace("for _ in range(4):", "for _ in range(0):").replace('"spinner"', '"quiet"')
@@ -58,8 +59,18 @@ def _folder(into: Path, name: str, code: str) -> Path:
     return folder
 
 
-def mean_rank(opponent: str, games: int) -> float:
-    """The montecarlo example's mean rank over `games` seeded games against `opponent`."""
+def _cpu_seconds(root_pid: int) -> float:
+    """User and system CPU seconds of the processes below `root_pid` so far."""
+    total = 0.0
+    for process in psutil.Process(root_pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def play_series(opponent: str, games: int) -> tuple[float, float]:
+    """The montecarlo example's mean rank and CPU seconds per game over `games` seeded games."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = _folder(Path(scratch), opponent, SPINNER if opponent == "spinner" else QUIET)
         sandbox = Sandbox()
@@ -67,6 +78,7 @@ def mean_rank(opponent: str, games: int) -> float:
         theirs = start_bot(folder, sandbox=sandbox)
         players: list[Player] = [GrpcPlayer(ours.address, "montecarlo"), GrpcPlayer(theirs.address, opponent)]
         ranks = []
+        cpu_before = _cpu_seconds(ours.process.pid)
         try:
             for seed in range(games):
                 table = [*players, RandomPlayer(random.Random(seed))]
@@ -75,20 +87,21 @@ def mean_rank(opponent: str, games: int) -> float:
                 )
                 assert outcome.result.ranks is not None
                 ranks.append(outcome.result.ranks[0])
+            cpu = _cpu_seconds(ours.process.pid) - cpu_before
         finally:
             for player in players:
                 player.close()  # type: ignore[attr-defined]
             ours.stop()
             theirs.stop()
-    return sum(ranks) / len(ranks)
+    return sum(ranks) / len(ranks), cpu / games
 
 
-def measure(games: int) -> dict[str, float]:
+def measure(games: int) -> dict[str, object]:
     return {
         "line": describe_limits(),
-        "quiet": mean_rank("quiet", games),
-        "spinner": mean_rank("spinner", games),
-    }  # type: ignore[dict-item]
+        "quiet": play_series("quiet", games),
+        "spinner": play_series("spinner", games),
+    }
 
 
 def main() -> None:
@@ -108,11 +121,12 @@ def main() -> None:
             env=env, capture_output=True, text=True, check=True,
         )  # fmt: skip
         figures = json.loads(done.stdout.strip().splitlines()[-1])
-        ratio = figures["spinner"] / figures["quiet"]
+        (quiet_rank, quiet_cpu), (spin_rank, spin_cpu) = figures["quiet"], figures["spinner"]
         print(f"{label}: {figures['line']}")
         print(
-            f"  montecarlo mean rank vs quiet {figures['quiet']:.2f}, vs spinner {figures['spinner']:.2f}, "
-            f"ratio {ratio:.2f} ({args.games} games each)"
+            f"  montecarlo vs quiet: mean rank {quiet_rank:.2f}, {quiet_cpu:.2f} CPU s/game; "
+            f"vs spinner: mean rank {spin_rank:.2f}, {spin_cpu:.2f} CPU s/game; "
+            f"CPU ratio spinner/quiet {spin_cpu / quiet_cpu:.2f} ({args.games} games each)"
         )
 
 
