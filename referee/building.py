@@ -8,7 +8,9 @@ exactly once per version, at intake, and trusts nothing it leaves behind:
   writes, its npm cache and temporary files included, not a per-file limit);
 - there is no network (a new network namespace with only a loopback), so a build can neither
   download nor reach the site, the Arena, Redis or PostgreSQL; an author vendors what the bot
-  needs (node_modules, wheels) or builds it before submitting;
+  needs (node_modules, wheels) or builds it before submitting (`septet submit` runs the build
+  locally first). A package index reached through an organiser's allow-list proxy is not
+  implemented: builds are offline, with no setting to change that;
 - a wall-clock limit (the process group is killed), the sandbox's process and CPU limits;
 - what comes back is a plain tar on the build's stdout, read with a byte cap; symbolic links are
   deleted inside the sandbox before packing (npm's node_modules/.bin), and the host checks the tar
