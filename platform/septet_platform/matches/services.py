@@ -24,6 +24,7 @@ broker restarted without its queue) is queued again by `matches_requeue_stale`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -149,7 +150,8 @@ def version_folder(version: BotVersion) -> Path:
     if version.manifest.get("build"):
         from referee.botfolder import load_manifest
 
-        mark_built(load_manifest(root))  # a local, unsandboxed start (development) must not build
+        with contextlib.suppress(OSError):  # a worker without a writable home still plays
+            mark_built(load_manifest(root))  # a local, unsandboxed start (development) must not build
     return root
 
 
