@@ -387,7 +387,8 @@ def test_a_playing_bot_cannot_write_its_folder_and_its_build_is_gone(
     before = tree_digest(folder)
     with start_bot(folder, sandbox=Sandbox()) as bot:
         probe = bot.stderr_tail()
-    assert "'written'" not in probe and "PROBE" in probe, probe
+    assert "PROBE" in probe and "'written'" not in probe, probe  # bot.py, the build's file, a new one
+    assert "'locked'" not in probe, probe  # and no partner to signal to: the build's processes are gone
     assert tree_digest(folder) == before
 
 
