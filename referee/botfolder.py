@@ -258,7 +258,8 @@ class RunningBot:
             if self._sandboxed is not None and self._socket_fd is None:
                 self._socket_fd = _open_sandbox_socket(self, deadline)
                 self.address = f"unix:/proc/self/fd/{self._socket_fd}"
-            wait_until_serving(self.address, max(0.0, deadline - time.monotonic()), process=self.process)
+                timeout = round(max(0.1, deadline - time.monotonic()), 1)  # what is left of it
+            wait_until_serving(self.address, timeout, process=self.process)
         except BotFolderError as error:
             tail = self.stderr_tail()
             self.stop(grace=1.0)
