@@ -18,7 +18,8 @@ A game is a set of pure functions over a plain-data `State` (RULES.md, DESIGN.md
 
 Several seats may be asked at once (Oh 7?'s simultaneous bets): `Decision.seats` then lists them
 all, each one's information state hides the others' pending choice, and they may answer in any
-order. A decision with one legal action is applied by the match runner without asking (R-0.2).
+order. A decision with one legal action is forced (R-0.2): the match runner applies it for
+in-process players and asks bots elsewhere anyway (no timing channel).
 """
 
 from __future__ import annotations
