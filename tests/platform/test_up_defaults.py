@@ -70,7 +70,11 @@ def test_a_missing_page_is_the_sites_own_404_with_debug_off(site_as_up_runs_it: 
 
 @pytest.mark.parametrize(
     "path",
-    ["/static/..%2f..%2fmanage.py", "/static/..%2f..%2fsettings%2fbase.py", "/static/%2e%2e/%2e%2e/etc/passwd"],
+    [
+        "/static/..%2f..%2fmanage.py",
+        "/static/..%2f..%2fsettings%2fbase.py",
+        "/static/%2e%2e/%2e%2e/etc/passwd",
+    ],
 )
 def test_a_static_path_climbing_out_is_a_404_not_a_500(site_as_up_runs_it: str, path: str) -> None:
     status, _, body = _get(f"http://{site_as_up_runs_it}{path}")
@@ -123,3 +127,29 @@ def test_a_secret_key_file_that_cannot_be_trusted_is_refused_and_left_alone(tmp_
             secret_key_file(folder)
         assert (folder / "secret_key").read_text() == before, what
     assert target.read_text() == "precious"
+
+
+@pytest.mark.parametrize(
+    ("words", "module"),
+    [
+        ([], "septet_platform.settings.local"),
+        (["--dev"], "septet_platform.settings.dev"),
+        (["--production"], "septet_platform.settings.prod"),
+    ],
+)
+def test_septet_up_picks_debug_off_settings_unless_asked_for_dev(
+    monkeypatch: pytest.MonkeyPatch, words: list[str], module: str
+) -> None:
+    from septet_platform import launcher
+
+    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
+
+    assert launcher._settings_module(launcher._parser().parse_args(words)) == module
+
+
+def test_the_one_command_settings_have_debug_off() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from septet_platform.settings import local; print(local.DEBUG)"],
+        env={**os.environ, "SECRET_KEY": "k" * 50}, capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )  # fmt: skip
+    assert done.stdout.strip() == "False", done.stderr
