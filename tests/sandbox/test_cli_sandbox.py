@@ -34,3 +34,25 @@ def test_septet_match_sandbox_flag_keeps_a_bot_folder_from_reading_outside(
     folder = hostile_copy("read-outside", tmp_path / "bots", {"read": [str(secret)]})
     forfeits = _forfeits(folder, *flags)
     assert bool(forfeits) == reads, forfeits  # reading it is a BREACH: the bot raises and forfeits
+
+
+@pytest.mark.parametrize("command", ["check", "match", "compare"])
+def test_each_local_command_says_what_running_a_folder_without_sandbox_risks(command: str) -> None:
+    done = subprocess.run([SEPTET, command, "--help"], capture_output=True, text=True, timeout=60, check=True)
+    text = " ".join(done.stdout.split())
+    assert "--sandbox" in text
+    assert "YOUR rights" in text and "credentials" in text and "network" in text, text
+
+
+def test_septet_check_sandbox_says_which_limits_hold_and_contains_a_reader(tmp_path: Path) -> None:
+    """Tried: `septet check --sandbox` on a folder that reads a file of ours; it must not get it."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the organiser's notes")
+    folder = hostile_copy("read-outside", tmp_path / "bots", {"read": [str(secret)]})
+    done = subprocess.run(
+        [SEPTET, "check", "--sandbox", "--games", "1", "--game", "oh-hell", "--json", str(folder)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.stderr.startswith("sandbox: "), done.stderr
+    assert "BREACH" not in done.stdout
+    assert done.returncode == 0, done.stdout[-2000:]
