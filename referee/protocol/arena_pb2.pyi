@@ -35,20 +35,24 @@ class ListLaddersResponse(_message.Message):
     def __init__(self, ladders: _Optional[_Iterable[_Union[Ladder, _Mapping]]] = ...) -> None: ...
 
 class Ladder(_message.Message):
-    __slots__ = ("game", "min_players", "max_players", "decision_seconds", "bank_seconds", "active")
+    __slots__ = ("game", "min_players", "max_players", "decision_seconds", "bank_seconds", "active", "seat_budget_seconds", "max_match_seconds")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MIN_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     MAX_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     DECISION_SECONDS_FIELD_NUMBER: _ClassVar[int]
     BANK_SECONDS_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    SEAT_BUDGET_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_MATCH_SECONDS_FIELD_NUMBER: _ClassVar[int]
     game: str
     min_players: int
     max_players: int
     decision_seconds: float
     bank_seconds: float
     active: bool
-    def __init__(self, game: _Optional[str] = ..., min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., decision_seconds: _Optional[float] = ..., bank_seconds: _Optional[float] = ..., active: _Optional[bool] = ...) -> None: ...
+    seat_budget_seconds: float
+    max_match_seconds: float
+    def __init__(self, game: _Optional[str] = ..., min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., decision_seconds: _Optional[float] = ..., bank_seconds: _Optional[float] = ..., active: _Optional[bool] = ..., seat_budget_seconds: _Optional[float] = ..., max_match_seconds: _Optional[float] = ...) -> None: ...
 
 class GetLadderRequest(_message.Message):
     __slots__ = ("game",)

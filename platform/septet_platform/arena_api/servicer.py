@@ -48,6 +48,8 @@ def _ladder(ladder: Ladder) -> pb.Ladder:
         decision_seconds=ladder.decision_seconds,
         bank_seconds=ladder.bank_seconds,
         active=ladder.active,
+        seat_budget_seconds=ladder.seat_budget_seconds,
+        max_match_seconds=ladder.max_match_seconds,
     )
 
 
