@@ -14,6 +14,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import EXAMPLES as ROOT_EXAMPLES
 from sandbox_helpers import hostile_copy
 
 from referee.botfolder import BotFolderError, RunningBot, start_bot
@@ -155,3 +156,30 @@ def test_proc_inside_the_sandbox_shows_no_host_folder(tmp_path: Path) -> None:
         bot.stop(grace=1.0)
     assert _breaches(outcome) == []
     assert outcome.forfeits == []
+
+
+@pytest.mark.skipif(support().version == 0, reason="no cgroups here: " + support().describe())
+def test_a_sandbox_group_carries_its_limits_and_is_removed_when_the_bot_stops(tmp_path: Path) -> None:
+    bot = start_bot(ROOT_EXAMPLES / "random", sandbox=Sandbox(limits=LIMITS))
+    group = bot.sandbox_group
+    try:
+        assert group is not None
+        assert bot.process.pid in group.pids(), "the launcher did not join its group before starting"
+        wanted = {
+            1: {
+                "memory.limit_in_bytes": LIMITS.memory_bytes,
+                "pids.max": LIMITS.processes,
+                "cpu.shares": 1024,
+            },
+            2: {"memory.max": LIMITS.memory_bytes, "pids.max": LIMITS.processes, "cpu.weight": 100},
+        }[support().version]
+        found = {
+            name: int((folder / name).read_text())
+            for folder in group.folders
+            for name in wanted
+            if (folder / name).is_file()
+        }
+        assert found and found == {name: wanted[name] for name in found}, found
+    finally:
+        bot.stop(grace=1.0)
+    assert all(not folder.exists() for folder in group.folders), "the sandbox's group was left behind"
