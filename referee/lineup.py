@@ -14,6 +14,7 @@ platform (`septet match --sandbox`); by default your own folders run as plain pr
 from __future__ import annotations
 
 import re
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,8 @@ ADDRESS_TIMEOUT = 5.0
 """Seconds a bot given by address has to answer its health check before a series starts."""
 HEALTH_TIMEOUT = 1.0
 """Seconds a started bot has to answer its health check before each game."""
+MAX_IDLE_PER_FOLDER = 12
+"""Processes of one folder kept between games at most (a process is one bot's memory)."""
 ADDRESS = re.compile(r"^(unix:.+|unix-abstract:.+|\[[0-9a-fA-F:]+\]:\d{1,5}|[A-Za-z0-9.\-]+:\d{1,5})$")
 
 
@@ -156,7 +159,7 @@ class Lineup:
                 players.append(builtin_player(spec.text, self.game, seed, seat))
             else:
                 players.append(self._address_player(spec))
-        self._trim_idle(seed, keep=len(seating))
+        self._trim_idle(seed, seating)
         return players
 
     def _take_idle(self, text: str, seed: int) -> _Process | None:
@@ -194,10 +197,13 @@ class Lineup:
             self._idle.setdefault(text, []).append(process)
         self._playing.clear()
 
-    def _trim_idle(self, seed: int, *, keep: int) -> None:
-        """Keeps at most `keep` idle processes per folder (the seats of a table), stopping first
+    def _trim_idle(self, seed: int, seating: tuple[int, ...]) -> None:
+        """Keeps enough idle processes of each folder for a whole duplicate set (its seats times
+        the rotations, at most MAX_IDLE_PER_FOLDER), so the next seed starts none; stops first
         those that played `seed` (they may not play the rest of its duplicate set)."""
-        for idle in self._idle.values():
+        seats = Counter(self.specs[index].text for index in seating)
+        for text, idle in self._idle.items():
+            keep = min(max(seats[text], 1) * len(seating), MAX_IDLE_PER_FOLDER)
             idle.sort(key=lambda process: seed in process.seeds)
             while len(idle) > keep:
                 idle.pop().stop()

@@ -112,3 +112,22 @@ def test_septet_match_seats_a_folder_twice_as_two_processes_with_random_match_id
     match_ids = {str(note["match"]) for note in seen}
     assert len(match_ids) == 6, "the same seed and rotation get a new id each run"
     assert not any("oh-hell" in match_id or "s42" in match_id for match_id in match_ids)
+
+
+def test_a_duplicate_series_starts_processes_for_the_first_deal_only(tmp_path: Path) -> None:
+    """Three rotations of each seed need three processes of a one-seat folder; the next seed's
+    rotations reuse them (none of them has played it), so a long series starts no more."""
+    folder, notes = _witness_folder(tmp_path)
+    game = get_game("oh-hell")
+    with Lineup([parse_bot(str(folder)), parse_bot("random")], game) as lineup:
+        for seed in (1, 2):
+            for seating in ((0, 1, 1), (1, 0, 1), (1, 1, 0)):
+                players = lineup.players(seating, seed)
+                play_match(
+                    game, players, seed=seed, time_control=TimeControl(1.0, 5.0), match_id=new_match_id()
+                )
+        assert lineup.started == 3
+    by_pid: dict[object, int] = {}
+    for note in _notes(notes):
+        by_pid[note["pid"]] = by_pid.get(note["pid"], 0) + 1
+    assert sorted(by_pid.values()) == [2, 2, 2], "each process played one rotation of each seed"
