@@ -26,10 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import os
 import shlex
+import shutil
 import signal
 import subprocess
+import tarfile
+import tempfile
 import threading
 import time
 from collections import deque
@@ -153,6 +157,43 @@ def build_in_sandbox(
             reason += f"; it ran out of its {limits.disk_bytes // MiB} MiB of disk"
         return BuildOutcome(False, reason, text, b"", seconds)
     return BuildOutcome(True, "built", text, output.data(), seconds)
+
+
+def build_unsandboxed(
+    folder: Path, build: Sequence[str], *, limits: BuildLimits = BuildLimits()
+) -> BuildOutcome:
+    """For development only, where there is no sandbox and the organiser allowed bots to run bare
+    (SEPTET_ALLOW_UNSANDBOXED): the same build on a copy in a scratch folder, with the caller's
+    rights and network; links are deleted (never followed) before the tree is packed as a tar."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="septet-build-bare-") as scratch:
+        work = Path(scratch) / "bot"
+        shutil.copytree(folder, work, symlinks=True)
+        try:
+            done = subprocess.run(
+                list(build), cwd=work, capture_output=True, timeout=limits.seconds, check=False
+            )
+        except subprocess.TimeoutExpired:
+            reason = f"the build ran past its limit of {limits.seconds:g} s and was stopped"
+            return BuildOutcome(False, reason, "", b"", time.monotonic() - started)
+        text = bounded_log((done.stdout + done.stderr).decode(errors="replace"))
+        if done.returncode != 0:
+            reason = f"the build `{shlex.join(build)}` failed (exit code {done.returncode})"
+            return BuildOutcome(False, reason, text, b"", time.monotonic() - started)
+        return BuildOutcome(True, "built", text, _tar_without_links(work), time.monotonic() - started)
+
+
+def _tar_without_links(folder: Path) -> bytes:
+    """A plain tar of the files and folders under `folder`, sorted; links are deleted first."""
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            if os.path.islink(os.path.join(root, name)):
+                os.unlink(os.path.join(root, name))
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for path in sorted(folder.rglob("*")):
+            archive.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
+    return buffer.getvalue()
 
 
 def _sandbox_limits(play: Limits, build: BuildLimits) -> Limits:

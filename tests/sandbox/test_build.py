@@ -575,3 +575,20 @@ def test_a_local_build_keeps_its_stamp_outside_the_folder_and_follows_no_link(tm
     assert secret.read_bytes() == b"untouched"
     assert (folder / "builds.txt").read_text() == "built\n", "a local build runs once per fingerprint"
     assert os.readlink(folder / ".septet-build") == str(secret)
+
+
+def test_without_a_sandbox_development_builds_on_a_copy_and_packs_no_link(
+    django_user_model: type, platform_folders: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SEPTET_ALLOW_UNSANDBOXED on a machine without bubblewrap: bot_sandbox() gives None
+    from septet_platform.bots import qualification
+
+    monkeypatch.setattr(qualification, "bot_sandbox", lambda: None)
+    owner = django_user_model.objects.create_user("bare")
+    version = _qualified(_submitted(owner, "bare", LINKS_BESIDE_A_GOOD_BOT))
+
+    assert version.status == BotVersion.Status.ACTIVE, version.error_log
+    members = _built_members(version, platform_folders / "archives")
+    assert "node_modules/left-pad.js" in {member.name for member in members}
+    assert all(member.isfile() or member.isdir() for member in members)
+    assert version.builds == 1
