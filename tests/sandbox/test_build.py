@@ -333,6 +333,8 @@ def test_a_build_that_sleeps_past_its_limit_fails_the_version_and_holds_no_match
     assert "ran past its limit of 3 s" in version.error_log, version.error_log
     assert finished["seconds"] < 30
     assert not [cmd for _, cmd in processes().values() if "time.sleep(3601)" in cmd], "the build lives on"
+    stored = sorted(path.name for path in (platform_folders / "archives" / "sloth").iterdir())
+    assert stored == ["v1.tar.gz"] and version.built_archive == "", "only the upload is stored"
 
 
 # The playing bot: a read-only folder, the build long gone ----------------------------------------
