@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -67,11 +68,21 @@ def bot_submit(
     *, owner: AbstractBaseUser, archive: bytes, limits: ArchiveLimits = DEFAULT_LIMITS
 ) -> BotVersion:
     """Stores the archive as a new QUALIFYING version (bots.services.bot_version_submit, with its
-    errors) and queues its qualification once stored; SubmissionsExhausted past the rate limit."""
-    submission_rate_check(owner=owner)
-    version = bot_version_submit(owner=owner, archive=archive, limits=limits)
-    transaction.on_commit(functools.partial(bot_version_qualify_task.delay, version.pk))
+    errors) and queues its qualification once stored; SubmissionsExhausted past the rate limit.
+    The check and the store run under a lock on the user's row (see _lock_user), so the limit
+    holds under parallel uploads too."""
+    with transaction.atomic():
+        _lock_user(owner)
+        submission_rate_check(owner=owner)
+        version = bot_version_submit(owner=owner, archive=archive, limits=limits)
+        transaction.on_commit(functools.partial(bot_version_qualify_task.delay, version.pk))
     return version
+
+
+def _lock_user(user: AbstractBaseUser) -> None:
+    """A row lock on the user until the transaction ends: concurrent submissions of one user
+    count and store one after another, so parallel uploads cannot all pass the same count."""
+    get_user_model()._default_manager.select_for_update().filter(pk=user.pk).exists()
 
 
 def challenge_request(

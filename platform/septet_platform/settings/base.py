@@ -112,6 +112,15 @@ SEPTET_SIGN_IN_ATTEMPTS = 5
 SEPTET_SIGN_IN_ATTEMPTS_PER_ADDRESS = 20
 """... and per client address (higher: people behind one proxy or NAT share an address)."""
 SEPTET_SIGN_IN_WINDOW = 300
+# Django's own checks of a new password (sign-up, password change, the admin): at least 8
+# characters, not like the user name, not one of the 20,000 commonest, not only digits. Each
+# refusal says which rule failed.
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 SEPTET_SIGN_UP = os.environ.get("SEPTET_SIGN_UP", "open")
 """`open`: anyone may make an account; `closed`: only organisers make them (in the admin)."""
 if SEPTET_SIGN_UP not in ("open", "closed"):
