@@ -18,6 +18,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import psutil
@@ -69,8 +70,9 @@ def _cpu_seconds(root_pid: int) -> float:
     return total
 
 
-def play_series(opponent: str, games: int) -> tuple[float, float]:
-    """The montecarlo example's mean rank and CPU seconds per game over `games` seeded games."""
+def play_series(opponent: str, games: int) -> tuple[float, float, float]:
+    """The montecarlo example's mean rank, its CPU seconds per game and the wall seconds per game
+    over `games` seeded games (its search stops at a time budget or at a world cap)."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = _folder(Path(scratch), opponent, SPINNER if opponent == "spinner" else QUIET)
         sandbox = Sandbox()
@@ -79,6 +81,7 @@ def play_series(opponent: str, games: int) -> tuple[float, float]:
         players: list[Player] = [GrpcPlayer(ours.address, "montecarlo"), GrpcPlayer(theirs.address, opponent)]
         ranks = []
         cpu_before = _cpu_seconds(ours.process.pid)
+        started = time.perf_counter()
         try:
             for seed in range(games):
                 table = [*players, RandomPlayer(random.Random(seed))]
@@ -88,12 +91,13 @@ def play_series(opponent: str, games: int) -> tuple[float, float]:
                 assert outcome.result.ranks is not None
                 ranks.append(outcome.result.ranks[0])
             cpu = _cpu_seconds(ours.process.pid) - cpu_before
+            wall = time.perf_counter() - started
         finally:
             for player in players:
                 player.close()  # type: ignore[attr-defined]
             ours.stop()
             theirs.stop()
-    return sum(ranks) / len(ranks), cpu / games
+    return sum(ranks) / len(ranks), cpu / games, wall / games
 
 
 def measure(games: int) -> dict[str, object]:
@@ -121,12 +125,19 @@ def main() -> None:
             env=env, capture_output=True, text=True, check=True,
         )  # fmt: skip
         figures = json.loads(done.stdout.strip().splitlines()[-1])
-        (quiet_rank, quiet_cpu), (spin_rank, spin_cpu) = figures["quiet"], figures["spinner"]
+        (quiet_rank, quiet_cpu, quiet_wall), (spin_rank, spin_cpu, spin_wall) = (
+            figures["quiet"],
+            figures["spinner"],
+        )
         print(f"{label}: {figures['line']}")
+        for name, rank, cpu, wall in (
+            ("quiet", quiet_rank, quiet_cpu, quiet_wall),
+            ("spinner", spin_rank, spin_cpu, spin_wall),
+        ):
+            print(f"  vs {name:8} montecarlo mean rank {rank:.2f}, {cpu:.2f} CPU s/game, {wall:.1f} s/game")
         print(
-            f"  montecarlo vs quiet: mean rank {quiet_rank:.2f}, {quiet_cpu:.2f} CPU s/game; "
-            f"vs spinner: mean rank {spin_rank:.2f}, {spin_cpu:.2f} CPU s/game; "
-            f"CPU ratio spinner/quiet {spin_cpu / quiet_cpu:.2f} ({args.games} games each)"
+            f"  ratio spinner/quiet: montecarlo CPU {spin_cpu / quiet_cpu:.2f}, "
+            f"game time {spin_wall / quiet_wall:.2f} ({args.games} games each)"
         )
 
 
