@@ -24,8 +24,12 @@ that it produces exactly the recorded events and result.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import hashlib
 import json
+import os
+import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -59,6 +63,70 @@ def save(replay: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What was written: the file, its size in bytes and the SHA-256 of those bytes (hex)."""
+
+    path: Path
+    size: int
+    sha256: str
+
+
+def save_durably(replay: dict[str, Any], path: str | Path) -> Stored:
+    """Writes the replay so that the name `path` never shows a partial file, even after a crash
+    or a full disk: a temporary file beside it, fsync, rename over `path`, fsync of the folder.
+    Any OSError (a full disk, a read-only folder) leaves no file behind and propagates: a caller
+    must not record a match whose replay is not safely on disk."""
+    path = Path(path)
+    data = dumps(replay)
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _fsync_folder(path.parent)
+    return Stored(path, len(data), hashlib.sha256(data).hexdigest())
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Makes a rename in `folder` durable (the folder's entry is what a crash could lose)."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def load_checked(path: str | Path, *, size: int, sha256: str, match_id: str) -> tuple[bytes, dict[str, Any]]:
+    """The stored bytes and document of a replay, refused (ReplayError) unless they are exactly
+    what was recorded: `size` bytes with SHA-256 `sha256`, naming `match_id`. A swapped file (the
+    replay of another match), a truncated or damaged one all fail here; a missing file raises
+    FileNotFoundError."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise ReplayError(f"cannot read {path.name}: {error.strerror or error}") from None
+    if len(data) != size:
+        raise ReplayError(f"{path.name} has {len(data)} bytes, {size} were stored (damaged or truncated)")
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ReplayError(f"{path.name} does not match its stored checksum (damaged or replaced)")
+    replay = _parse(data, path)
+    if replay.get("match_id") != match_id:
+        raise ReplayError(f"{path.name} is the replay of another match ({replay.get('match_id')!r})")
+    return data, replay
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """Reads a replay file (gzip or plain JSON); a damaged file raises ReplayError."""
     path = Path(path)
@@ -66,6 +134,11 @@ def load(path: str | Path) -> dict[str, Any]:
         data = path.read_bytes()
     except OSError as error:
         raise ReplayError(f"cannot read {path}: {error.strerror or error}") from None
+    return _parse(data, path)
+
+
+def _parse(data: bytes, path: Path) -> dict[str, Any]:
+    """A replay document from a file's bytes (gzip or plain JSON); ReplayError when damaged."""
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)

@@ -28,6 +28,7 @@ from referee import replay as replays
 from septet_platform.bots.models import Bot
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match
+from septet_platform.matches.storage import replay_load
 
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 20
@@ -187,8 +188,7 @@ def replay_for_viewer(*, match: Match, viewer: Viewer) -> bytes:
     ReplayUnpublished, FileNotFoundError, or ReplayError for a damaged file (never sent as is:
     it could hold reasons this could not blank)."""
     path = published_replay_path(match=match)
-    stored = path.read_bytes()
-    document = replays.load(path)
+    stored, document = replay_load(match, path)  # checked: size, checksum, the match it names
     if not replay_redacted(document, owned=owned_seats(match, viewer)):
         return stored
     return gzip.compress(replays.dumps(document), compresslevel=PUBLIC_COPY_GZIP_LEVEL, mtime=0)

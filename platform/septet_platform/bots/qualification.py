@@ -8,7 +8,8 @@ ladder, with the ladder's time control, a fresh random match id and seed per gam
 bots started as a rated match starts them (built-in random players fill seats only when there are
 too few); like a rated match, each game gets a fresh process of the bot.
 It qualifies (ACTIVE; earlier active versions of the bot retire) when it starts, stays
-healthy and forfeits nothing; otherwise it FAILS, and why goes to its bounded error log.
+healthy and forfeits nothing; otherwise it FAILS, and why goes to its bounded error log. A version
+that passes while a newer version of its bot is already active is RETIRED, not activated.
 
 What a bot can still tell: that it is its first match after a submission, and, when the ladder
 has fewer house bots than seats, that a seat is a built-in random player. A sandbox that cannot be
@@ -32,7 +33,7 @@ from referee.match import TimeControl, new_match_id, play_match
 from referee.players import Player, RandomPlayer
 from referee.players.grpc_player import GrpcPlayer
 from referee.sandbox import Sandbox
-from septet_platform.bots.models import BotVersion
+from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.services import bot_version_build
 from septet_platform.ladders.matchmaking import SEED_BITS
 from septet_platform.ladders.models import Ladder
@@ -69,15 +70,26 @@ def _decide(version_id: int, problems: list[str], played: dict[str, dict[str, ob
             version.status = BotVersion.Status.FAILED
             lines = "".join(f"{stamp} qualification: {problem}\n" for problem in problems)
         else:
-            BotVersion.objects.filter(bot=version.bot, status=BotVersion.Status.ACTIVE).update(
-                status=BotVersion.Status.RETIRED
-            )
-            version.status = BotVersion.Status.ACTIVE
             version.qualified = timezone.now()
-            lines = f"{stamp} qualification: passed\n"
+            version.status, lines = _activation(version, stamp)
         version.error_log = bounded_log(version.error_log + lines)
         version.save()
     return version
+
+
+def _activation(version: BotVersion, stamp: str) -> tuple[str, str]:
+    """The status of a version that passed, and its log line: ACTIVE (retiring the bot's older
+    active versions) unless a newer version is already active, which stays so: qualifications
+    finishing out of order never put an older version back in play (it is RETIRED instead). The
+    bot's row is locked first, so two versions deciding at once see each other's outcome."""
+    Bot.objects.select_for_update().filter(pk=version.bot_id).first()
+    active = BotVersion.objects.filter(bot=version.bot, status=BotVersion.Status.ACTIVE)
+    newer = active.filter(number__gt=version.number).order_by("-number").first()
+    if newer is not None:
+        kept = f"{stamp} qualification: passed; v{newer.number} is newer and stays active\n"
+        return BotVersion.Status.RETIRED, kept
+    active.update(status=BotVersion.Status.RETIRED)
+    return BotVersion.Status.ACTIVE, f"{stamp} qualification: passed\n"
 
 
 def _qualifying_games(

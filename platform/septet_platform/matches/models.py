@@ -41,6 +41,11 @@ class Match(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
     result = models.JSONField(null=True, blank=True)
     replay = models.CharField(max_length=255, blank=True, help_text="path under SEPTET_REPLAYS_DIR")
+    replay_size = models.PositiveBigIntegerField(null=True, blank=True, help_text="bytes of the stored file")
+    replay_sha256 = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the stored file")
+    replay_match_id = models.CharField(
+        max_length=64, blank=True, help_text="the random id the bots and the replay know the match by"
+    )
     ratings_applied = models.BooleanField(default=False)
 
     class Meta:

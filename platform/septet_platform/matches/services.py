@@ -18,8 +18,18 @@ only. The bots see a random match id, unrelated to the match's row, seed or kind
 A claim's lease is renewed while the referee plays (`_LeaseKeeper`), so a long match is never
 handed to another worker as if its worker had died; a match's length is bounded anyway by each
 seat's budget for the whole match (`TimeControl.seat_budget`), so a slow bot forfeits rather than
-holding the match until its result is thrown away. A match left SCHEDULED whose task was lost (a
-broker restarted without its queue) is queued again by `matches_requeue_stale`.
+holding the match until its result is thrown away.
+
+Recovery in under a minute (the beat runs `matches_reap_task` every 10 s): a dead worker's lease
+(LEASE, renewed every third of it) runs out within LEASE and the match is queued again; a match
+recorded but not rated (its worker died between the two) is rated by `matches_rate_unrated`; a
+SCHEDULED match whose task is in none of the broker's queues nor held by a worker (a broker
+restarted without its queue) is queued again by `matches_requeue_stale` (see `lost.py`).
+
+A replay is written durably (temporary file, fsync, rename, folder fsync) before the result is
+committed, with its size and SHA-256 stored on the match. A replay that cannot be written voids
+the attempt (no result, no rating, no forfeit: not a bot's fault) and pauses this worker's taking
+of matches until the replay folder can be written again (`storage.py`).
 """
 
 from __future__ import annotations
@@ -51,7 +61,8 @@ from referee.players import Player
 from referee.players.grpc_player import GrpcPlayer
 from referee.sandbox import Sandbox, SandboxError, check_available
 from septet_platform.bots.models import BotVersion
-from septet_platform.ladders.services import ratings_apply
+from septet_platform.ladders.services import RatingError, ratings_apply
+from septet_platform.matches import lost, storage
 from septet_platform.matches.models import Match, Seat
 from septet_platform.matches.warm import WarmBot, WarmHouseBots
 
@@ -59,11 +70,14 @@ log = logging.getLogger(__name__)
 WARM_HOUSE_BOTS = WarmHouseBots()
 """This worker process's idle house-bot processes (see warm.py)."""
 
-LEASE = timedelta(minutes=5)
+LEASE = timedelta(seconds=30)
 """How long a claim holds before the reaper may hand the match to another worker; renewed every
-third of it while the match plays (`_LeaseKeeper`), so only a dead worker lets it run out."""
-STALE_SCHEDULED = timedelta(minutes=10)
-"""How long a match may wait SCHEDULED before it is queued again (its task may have been lost)."""
+third of it while the match plays (`_LeaseKeeper`), so only a dead worker lets it run out (a
+database blip of up to two renewals is absorbed). With the reaper every 10 s, a dead worker's
+match is queued again at most 40 s after its last renewal."""
+UNRATED_GRACE = timedelta(seconds=5)
+"""A finished match is left this long to the worker that recorded it before the sweep rates it
+(rating twice is harmless anyway: `ratings_apply` is idempotent)."""
 
 
 def bot_sandbox() -> Sandbox | None:
@@ -98,8 +112,14 @@ class Played:
     """What `match_play` did with a match."""
 
     match_id: int
-    outcome: str  # "recorded", "not claimed", "voided", "lost its claim"
+    outcome: str  # "recorded", "not claimed", "voided", "lost its claim", or storage: see PLAY_AGAIN
     attempt: int = 0
+
+
+PLAY_AGAIN = frozenset({"voided", "storage failed", "storage unavailable"})
+"""Outcomes after which the match is SCHEDULED and its task is queued again after a pause: an
+attempt voided by our failure, a replay that could not be written, a worker not taking matches
+while replays cannot be written."""
 
 
 def match_claim(*, match_id: int, worker: str, now: datetime | None = None) -> int | None:
@@ -182,7 +202,11 @@ def _manifest_root(target: Path) -> Path:
 
 
 def match_play(*, match_id: int, worker: str) -> Played:
-    """Claims, plays and records one match (see the module docstring for the guarantees)."""
+    """Claims, plays and records one match (see the module docstring for the guarantees). Takes
+    nothing while replays cannot be written ("storage unavailable")."""
+    if not storage.replays_writable().ok:
+        log.warning("not taking a match: replays cannot be written", extra={"match_id": match_id})
+        return Played(match_id, "storage unavailable")
     attempt = match_claim(match_id=match_id, worker=worker)
     if attempt is None:
         log.info("match not claimed", extra={"match_id": match_id, "worker": worker})
@@ -210,16 +234,21 @@ def match_play(*, match_id: int, worker: str) -> Played:
         clean = {seat.seat for seat in seats} - {forfeit.seat for forfeit in outcome.forfeits}
     except Exception:
         log.exception("match voided by an infrastructure failure", extra=context)
-        Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt=attempt).update(
-            status=Match.Status.SCHEDULED, worker="", lease_until=None
-        )
+        _void(match_id, attempt)
         return Played(match_id, "voided", attempt)
     finally:
         for player in players:
             if isinstance(player, GrpcPlayer):
                 player.close()
         _bots_done(seats, running, warm, sandbox, seed=match.seed, clean=clean)
-    if not match_record(match_id=match_id, attempt=attempt, outcome=outcome):
+    try:
+        recorded = match_record(match_id=match_id, attempt=attempt, outcome=outcome)
+    except OSError as error:
+        health = storage.storage_failed(error)
+        log.error("match voided: its replay could not be written", extra={**context, "reason": health.reason})
+        _void(match_id, attempt)
+        return Played(match_id, "storage failed", attempt)
+    if not recorded:
         log.warning("match lost its claim before recording", extra=context)
         return Played(match_id, "lost its claim", attempt)
     ratings_apply(match=Match.objects.get(pk=match_id))  # idempotent; one writer per ladder
@@ -229,6 +258,14 @@ def match_play(*, match_id: int, worker: str) -> Played:
         extra={**context, "seconds": round(time.monotonic() - started, 3), "forfeits": forfeits},
     )
     return Played(match_id, "recorded", attempt)
+
+
+def _void(match_id: int, attempt: int) -> None:
+    """Puts the match back to SCHEDULED if `attempt` still holds it: nothing recorded, nothing
+    scored (a failure of ours, not a bot's)."""
+    Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt=attempt).update(
+        status=Match.Status.SCHEDULED, worker="", lease_until=None
+    )
 
 
 class _LeaseKeeper:
@@ -360,10 +397,12 @@ def _bots_done(
 
 
 def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:
-    """Stores the replay and the result if this attempt still holds the match; False otherwise."""
+    """Stores the replay, durably, then the result with the replay's size and checksum, if this
+    attempt still holds the match; False otherwise. OSError when the replay cannot be written
+    (nothing is recorded then, and no partial file is left)."""
     replay_path = Path(settings.SEPTET_REPLAYS_DIR) / f"{match_id}-a{attempt}.json.gz"
     replay_path.parent.mkdir(parents=True, exist_ok=True)
-    replays.save(outcome.replay, replay_path)
+    stored = replays.save_durably(outcome.replay, replay_path)
     result = outcome.result
     forfeits = {forfeit.seat: forfeit for forfeit in outcome.forfeits}
     with transaction.atomic():
@@ -376,6 +415,9 @@ def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:
         match.lease_until = None
         match.result = outcome.replay["result"]
         match.replay = replay_path.name
+        match.replay_size = stored.size
+        match.replay_sha256 = stored.sha256
+        match.replay_match_id = str(outcome.replay.get("match_id") or "")
         match.save()
         for seat in Seat.objects.filter(match=match):
             seat.score = result.scores[seat.seat]
@@ -388,18 +430,54 @@ def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:
 
 
 def matches_requeue_stale(*, now: datetime | None = None, tournaments: bool = False) -> list[int]:
-    """Ids of matches SCHEDULED for longer than STALE_SCHEDULED (or voided and not yet retried):
-    their task may have been lost with a broker's queue, so the caller queues them again (a
-    duplicate delivery is harmless: only one claim succeeds). Matches outside tournaments by
-    default; `tournaments=True` for tournament matches only (the tournaments tick queues those,
-    on their own queue, and not while their event is paused)."""
+    """Ids of SCHEDULED matches whose task is lost: waiting longer than LOST_GRACE (since they
+    were made or last put back) while no message for them is in the broker's queues or held by a
+    live worker (`lost.py`). The caller queues them again (a duplicate delivery is harmless: only
+    one claim succeeds), and the next sweep then finds the new message, so a match is re-sent at
+    most once per sweep while it is really missing. Matches outside tournaments by default;
+    `tournaments=True` for tournament matches only (the tournaments tick queues those, on their
+    own queue, and not while their event is paused)."""
     now = now or timezone.now()
-    return list(
-        Match.objects.filter(status=Match.Status.SCHEDULED, created__lt=now - STALE_SCHEDULED)
+    cutoff = now - lost.LOST_GRACE
+    waiting = set(
+        Match.objects.filter(status=Match.Status.SCHEDULED, created__lt=cutoff)
         .filter(tournament__isnull=not tournaments)
-        .filter(models.Q(started__isnull=True) | models.Q(started__lt=now - STALE_SCHEDULED))
+        .filter(models.Q(started__isnull=True) | models.Q(started__lt=cutoff))
         .values_list("pk", flat=True)
     )
+    if not waiting:
+        return []
+    in_broker = lost.match_ids_in_broker(now=now)
+    if in_broker is None:  # a broker we cannot read: fall back to waiting time
+        return sorted(_waiting_since(waiting, now - lost.FALLBACK_STALE))
+    return sorted(waiting - in_broker)
+
+
+def _waiting_since(match_ids: set[int], cutoff: datetime) -> set[int]:
+    return set(
+        Match.objects.filter(pk__in=match_ids, created__lt=cutoff)
+        .filter(models.Q(started__isnull=True) | models.Q(started__lt=cutoff))
+        .values_list("pk", flat=True)
+    )
+
+
+def matches_rate_unrated(*, now: datetime | None = None) -> list[int]:
+    """Rates the matches recorded but not rated (their worker died between the two, or the
+    database went away): ids of those it rated. Idempotent, one writer per ladder."""
+    now = now or timezone.now()
+    unrated = list(
+        Match.objects.filter(
+            status=Match.Status.FINISHED, rated=True, ratings_applied=False, finished__lt=now - UNRATED_GRACE
+        ).values_list("pk", flat=True)
+    )
+    rated = []
+    for match_id in unrated:
+        try:
+            if ratings_apply(match=Match.objects.get(pk=match_id)):
+                rated.append(match_id)
+        except RatingError:  # a match that cannot be rated must not stop the others'
+            log.exception("a finished match cannot be rated", extra={"match_id": match_id})
+    return rated
 
 
 def matches_reap(*, now: datetime | None = None) -> list[int]:

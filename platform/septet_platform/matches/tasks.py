@@ -21,6 +21,7 @@ DATABASE_RETRY = {"autoretry_for": (DatabaseError,), "retry_backoff": 2, "retry_
 MAX_DATABASE_RETRIES = 30
 MAX_WAITING_PER_LADDER = 32
 TOURNAMENT_MATCH_TASK = "septet.tournament_match_run"
+CHALLENGE_QUEUE = "challenges"
 
 
 @shared_task(bind=True, name="septet.match_run", max_retries=MAX_DATABASE_RETRIES, **DATABASE_RETRY)
@@ -32,9 +33,15 @@ def match_run_task(self: Task, match_id: int) -> str:
     """
     worker = self.request.hostname or socket.gethostname()
     played = services.match_play(match_id=match_id, worker=worker)
-    if played.outcome == "voided":
-        match_run_task.apply_async((match_id,), countdown=VOIDED_RETRY_SECONDS)
+    if played.outcome in services.PLAY_AGAIN:
+        match_run_task.apply_async((match_id,), countdown=VOIDED_RETRY_SECONDS, queue=_queue_of(self))
     return played.outcome
+
+
+def _queue_of(task: Task) -> str | None:
+    """The queue the running delivery came from (a challenge stays on the challenges queue)."""
+    delivery = task.request.delivery_info or {}
+    return delivery.get("routing_key") or None
 
 
 @shared_task(name="septet.matches_schedule")
@@ -63,15 +70,24 @@ def matches_schedule_task(waiting_target: int = MAX_WAITING_PER_LADDER) -> int:
 
 @shared_task(name="septet.matches_reap")
 def matches_reap_task() -> int:
-    """Hands matches of dead workers (expired leases) back to the queue, and queues again the
-    matches whose task was lost while they waited (a broker that lost its queue)."""
+    """Beat, every few seconds: hands matches of dead workers (expired leases) back to the queue,
+    queues again the matches whose task was lost while they waited (a broker that lost its
+    queue), and rates the matches recorded but not rated (a worker that died between the two).
+    A task that outlives Celery's visibility timeout is delivered again, which this never relies
+    on: see services' module docstring and docs/operations.md."""
+    services.matches_rate_unrated()
     expired = services.matches_reap() + services.matches_requeue_stale()
     in_events = set(
         Match.objects.filter(pk__in=expired, tournament__isnull=False).values_list("pk", flat=True)
     )
+    challenges = set(
+        Match.objects.filter(pk__in=expired, kind=Match.Kind.CHALLENGE).values_list("pk", flat=True)
+    )
     for match_id in expired:
         if match_id in in_events:  # by name: the tournaments app builds on this one, not the reverse
             current_app.send_task(TOURNAMENT_MATCH_TASK, (match_id,))  # its queue; held while paused
+        elif match_id in challenges:
+            match_run_task.apply_async((match_id,), queue=CHALLENGE_QUEUE)  # behind rated play
         else:
             match_run_task.delay(match_id)
     return len(expired)

@@ -15,6 +15,7 @@ from django.utils import timezone
 from septet_platform.bots.models import BotVersion
 from septet_platform.celery import app
 from septet_platform.matches.models import Match
+from septet_platform.matches.storage import storage_check
 
 THROUGHPUT_WINDOW = timedelta(minutes=5)
 BROKER_TIMEOUT_SECONDS = 2.0
@@ -31,7 +32,7 @@ class Check:
 
 def health_checks() -> list[Check]:
     """The database and the broker, each asked the cheapest real question."""
-    return [_database_check(), _broker_check()]
+    return [_database_check(), _broker_check(), Check(*storage_check())]  # storage: replays writable
 
 
 def _database_check() -> Check:

@@ -169,7 +169,7 @@ SEPTET_REPLAYS_DIR = DATA_DIR / "replays"
 # Beat: keep rated matches flowing on every ladder; hand dead workers' matches back.
 CELERY_BEAT_SCHEDULE = {
     "schedule-matches": {"task": "septet.matches_schedule", "schedule": 5.0},
-    "reap-matches": {"task": "septet.matches_reap", "schedule": 60.0},
+    "reap-matches": {"task": "septet.matches_reap", "schedule": 10.0},  # recovery within a minute
     "tick-tournaments": {"task": "septet.tournaments_tick", "schedule": 15.0},
 }
 

@@ -37,6 +37,7 @@ from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
 from septet_platform.ladders.selectors import Standing
 from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.storage import replay_load
 from septet_platform.web.charts import Chart, rating_chart
 
 LADDER_PAGE_SIZE = 50
@@ -343,7 +344,7 @@ def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
     if not match_is_published(match):
         return MatchDetail(match, seats, [], has_replay=False, replay_error=UNPUBLISHED, owned_seats=owned)
     try:
-        document = replays.load(match_replay_path(match=match))
+        _, document = replay_load(match, match_replay_path(match=match))
     except FileNotFoundError as missing:
         return MatchDetail(
             match, seats, [], has_replay=False, replay_error=str(missing), published=True, owned_seats=owned
