@@ -144,7 +144,11 @@ class Supervisor:
         say: Callable[[str], None],
         guard_env: Mapping[str, str],
         cwd: Path,
+        first_backoff: float = FIRST_BACKOFF_SECONDS,
+        crash_loop_window: float = CRASH_LOOP_WINDOW_SECONDS,
     ) -> None:
+        self.first_backoff = first_backoff
+        self.crash_loop_window = crash_loop_window
         self.children: dict[str, Child] = {}
         self.state_file = state_file
         self.say = say
@@ -193,17 +197,17 @@ class Supervisor:
         self.guard.forget(child.process.pid)
         child.exits.append(now)
         how = describe_exit(child.last_exit)
-        if len(child.exits) == CRASH_LOOP_EXITS and now - child.exits[0] <= CRASH_LOOP_WINDOW_SECONDS:
+        if len(child.exits) == CRASH_LOOP_EXITS and now - child.exits[0] <= self.crash_loop_window:
             raise CrashLoop(
                 f"{child.spec.name} exited {CRASH_LOOP_EXITS} times in "
                 f"{now - child.exits[0]:.0f} s (last: {how}); giving up"
             )
         ran = now - child.started_at
         child.failures_in_a_row = 1 if ran >= STABLE_AFTER_SECONDS else child.failures_in_a_row + 1
-        delay = min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2 ** (child.failures_in_a_row - 1))
+        delay = min(MAX_BACKOFF_SECONDS, self.first_backoff * 2 ** (child.failures_in_a_row - 1))
         child.restart_at = now + delay
         name, pid = child.spec.name, child.process.pid
-        self.say(f"{name} (pid {pid}) died ({how}) after {ran:.0f} s; restarting in {delay:.0f} s")
+        self.say(f"{name} (pid {pid}) died ({how}) after {ran:.0f} s; restarting in {delay:.1f} s")
         self.write_state(force=True)
 
     def stop(self) -> None:

@@ -6,4 +6,5 @@ app_name = "ops"
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.metrics_view, name="metrics"),
+    path("ops/", views.ops_page, name="ops"),
 ]

@@ -219,3 +219,6 @@ LOGGING = {
 
 # /metrics is open when empty (one machine); set it where the site faces the internet.
 SEPTET_METRICS_TOKEN = os.environ.get("SEPTET_METRICS_TOKEN", "")
+SEPTET_SUPERVISION_STATE = os.environ.get("SEPTET_SUPERVISION_STATE", "")
+"""The state file `septet up` keeps of the processes it supervises (set by the launcher for its
+children); /healthz and /ops/ read it. Empty when the site runs without `septet up`."""
