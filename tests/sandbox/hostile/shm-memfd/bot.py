@@ -1,9 +1,10 @@
 """Hostile bot: memory outside its processes' heaps, kept after detaching, at its first decision.
 
-SysV shared memory (shmget, touched, detached: it would stay after the bot's processes end) and a
-memfd written through write() (no mapping, so an address-space limit never sees it), until it
-holds BREACH_AT bytes. Either working is a breach: shmget must be refused outright, and the memfd
-must count to the sandbox's memory (the kernel then kills the bot, which forfeits).
+SysV shared memory (shmget, touched, detached: it would stay after the bot's processes end), then
+memfds of CHUNK bytes each written through write() (no mapping, so an address-space limit never
+sees them; each under the file-size limit), until they hold BREACH_AT bytes. Either working is a
+breach: shmget must be refused outright, and the memfds must count to the sandbox's memory (the
+kernel then kills the bot, which forfeits).
 """
 
 import ctypes
@@ -32,13 +33,14 @@ def shared_memory() -> str | None:
 
 
 def memfd_hoard() -> str | None:
-    fd = os.memfd_create("hoard")
+    """Many memfds of one CHUNK each (under any file-size limit), all kept open."""
     block = b"m" * CHUNK
-    held = 0
-    while held < BREACH_AT:
+    kept = []
+    while len(kept) * CHUNK < BREACH_AT:
+        fd = os.memfd_create(f"hoard-{len(kept)}")
         os.write(fd, block)
-        held += CHUNK
-    return f"a memfd holds {held} bytes"
+        kept.append(fd)
+    return f"{len(kept)} memfds hold {len(kept) * CHUNK} bytes"
 
 
 class ShmMemfd(Bot):
@@ -51,9 +53,10 @@ class ShmMemfd(Bot):
     def decide(self, info, legal):
         if not self.tried:
             self.tried = True
-            breaches = [found for found in (shared_memory(), memfd_hoard()) if found]
-            if breaches:
-                raise RuntimeError("BREACH: " + "; ".join(breaches))
+            for attack in (shared_memory, memfd_hoard):
+                found = attack()
+                if found:
+                    raise RuntimeError("BREACH: " + found)
         return legal[0]
 
 
