@@ -244,7 +244,8 @@ class Sandbox:
             seccomp = _seccomp_path()
             prefix = limits.prlimit(address_space=group is None or group.support.memory is None)
             procs = [str(path) for path in group.procs_files()] if group else []
-            launcher = [*prefix, "/bin/sh", "-c", LAUNCHER, "septet-sandbox", seccomp, _bwrap_path()]
+            launcher = [*prefix, *_dies_with_parent(), "/bin/sh", "-c", LAUNCHER, "septet-sandbox", seccomp]
+            launcher.append(_bwrap_path())
             launcher += [*procs, "--", str(len(options)), *options]
         except BaseException:
             if group is not None:
@@ -347,6 +348,14 @@ def _seccomp_path() -> str:
         return sandbox_seccomp.compiled_filter().path
     except sandbox_seccomp.SeccompUnavailable:
         return ""
+
+
+def _dies_with_parent() -> list[str]:
+    """`setpriv --pdeathsig KILL`: the launcher dies with the thread that started it, as bwrap
+    (--die-with-parent) dies with the launcher, so a worker killed outright takes its sandboxes
+    along instead of leaving them to init. (Its control group is then removed by the next start's
+    sweep.)"""
+    return [SETPRIV, "--pdeathsig", "KILL", "--"] if Path(SETPRIV).is_file() else []
 
 
 def _bwrap_path() -> str:

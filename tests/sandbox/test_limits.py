@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import random
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +26,7 @@ from referee.match import MatchResult, TimeControl, play_match
 from referee.players import Player, RandomPlayer
 from referee.players.grpc_player import GrpcPlayer
 from referee.sandbox import Limits, MiB, Sandbox, describe_limits
-from referee.sandbox_cgroups import support
+from referee.sandbox_cgroups import SandboxGroup, support
 
 LIMITS = Limits(memory_bytes=512 * MiB, file_bytes=64 * MiB, processes=128, tmp_bytes=32 * MiB)
 """512 MiB for the whole sandbox: less than the four children's 4 x 300 MiB."""
@@ -183,3 +186,40 @@ def test_a_sandbox_group_carries_its_limits_and_is_removed_when_the_bot_stops(tm
     finally:
         bot.stop(grace=1.0)
     assert all(not folder.exists() for folder in group.folders), "the sandbox's group was left behind"
+
+
+LAUNCH_AND_WAIT = """
+import sys, time
+from referee.botfolder import launch_bot
+from referee.sandbox import Sandbox
+bot = launch_bot(sys.argv[1], sandbox=Sandbox())
+bot.wait_until_healthy()
+group = bot.sandbox_group
+print(" ".join(str(path) for path in (group.folders if group else ())), flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(support().version == 0, reason="no cgroups here: " + support().describe())
+def test_a_worker_killed_outright_takes_its_sandboxes_along(tmp_path: Path) -> None:
+    """Tried: SIGKILL to the process that started a sandboxed bot (no cleanup runs in it)."""
+    worker = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH_AND_WAIT, str(ROOT_EXAMPLES / "random")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None
+        folders = [Path(word) for word in worker.stdout.readline().split()]
+        assert folders, "the bot had no control group"
+        procs = folders[0] / "cgroup.procs"
+        assert procs.read_text().split(), "the group was empty while the bot ran"
+    finally:
+        worker.kill()
+        worker.wait()
+    deadline = time.monotonic() + 5
+    while procs.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = procs.read_text().split()
+    SandboxGroup(support(), tuple(folders)).remove(timeout=2.0)
+    assert left == [], f"the bot's processes outlived the worker that started them: {left}"
