@@ -6,7 +6,11 @@ the test's PostgreSQL database, sandboxed bots.
 - redis restarted while matches are queued: nothing is lost;
 - the database unreachable for a while: the task retries and the match is recorded once;
 - the connection a worker keeps between matches cut by the database: the next matches are
-  recorded all the same.
+  recorded all the same;
+- a worker killed mid-match: with the beat's reaper every 10 s, another worker plays the match
+  again within a minute (lease of 30 s renewed while it plays);
+- a lost task (no message in the broker's queue, or one held by a dead consumer) is told apart from
+  a merely waiting one by reading the broker, and sent again once, not at every sweep.
 """
 
 from __future__ import annotations
@@ -240,3 +244,75 @@ def test_a_kept_database_connection_cut_between_matches_costs_no_match(
         _wait(lambda match=match: _status(match) == Match.Status.FINISHED, f"match {match.pk}", 90)
         _recorded_once(match)
         assert match.attempt == 1
+
+
+def _attempt(match: Match) -> int:
+    match.refresh_from_db()
+    return match.attempt
+
+
+def _beat_once(pipeline: Pipeline) -> list[int]:
+    """What the beat's reaper does every 10 s, sending to this test's queue: dead workers' matches
+    back, lost tasks again, unrated matches rated."""
+    services.matches_rate_unrated()
+    again = services.matches_reap() + services.matches_requeue_stale()
+    for match_id in again:
+        pipeline.enqueue(match_id)
+    return again
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_match_has_it_played_again_within_a_minute(
+    pipeline: Pipeline, seated: list[BotVersion], settings: Any
+) -> None:
+    settings.CELERY_BROKER_URL, settings.SEPTET_QUEUES = pipeline.redis.url, (pipeline.queue,)
+    (match,) = _matches(seated, 1)
+    first = pipeline.worker()
+    pipeline.enqueue(match.pk)
+    _wait(lambda: _status(match) == Match.Status.RUNNING, "the first worker's claim")
+    time.sleep(1.0)
+    first.kill()
+    killed = time.monotonic()
+    pipeline.worker()
+    while match.attempt < 2 and time.monotonic() - killed < 90:
+        _beat_once(pipeline)
+        deadline = time.monotonic() + 10  # the beat's period
+        while time.monotonic() < deadline and _attempt(match) < 2:
+            time.sleep(0.2)
+    recovered = time.monotonic() - killed
+    print(f"played again {recovered:.1f} s after its worker was killed")
+    assert match.attempt == 2, "the dead worker's match was never played again"
+    assert recovered < 60, f"played again only {recovered:.0f} s after its worker died"
+    _wait(lambda: _status(match) == Match.Status.FINISHED, "the rerun")
+    _recorded_once(match)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lost_task_is_told_from_a_waiting_or_held_one_by_the_broker_and_sent_once(
+    pipeline: Pipeline, quick: list[BotVersion], settings: Any
+) -> None:
+    """No worker runs: one match's message waits in the queue, one is held (delivered, not
+    acknowledged) by a consumer of the test's own, one match has no message at all (lost)."""
+    from kombu import Connection
+
+    settings.CELERY_BROKER_URL, settings.SEPTET_QUEUES = pipeline.redis.url, (pipeline.queue,)
+    held, waiting, lost_one = _matches(quick, 3)
+    pipeline.enqueue(held.pk)
+    with Connection(pipeline.redis.url) as consumer_connection:
+        consumer = consumer_connection.SimpleQueue(pipeline.queue)
+        message = consumer.get(timeout=5)  # delivered and held, never acknowledged
+        assert message.payload[0] == [held.pk]
+        pipeline.enqueue(waiting.pk)
+        soon = timezone.now() + services.lost.LOST_GRACE + timedelta(seconds=1)
+
+        assert services.matches_requeue_stale() == [], "a match made just now was judged lost"
+        assert services.matches_requeue_stale(now=soon) == [lost_one.pk]
+        # A worker holding a message this long without claiming its match is dead.
+        late = timezone.now() + services.lost.HELD_LIMIT + timedelta(seconds=1)
+        assert services.matches_requeue_stale(now=late) == [held.pk, lost_one.pk]
+
+        # Once sent again, the lost match's message is found: it is not sent at every sweep.
+        pipeline.enqueue(lost_one.pk)
+        assert services.matches_requeue_stale(now=soon) == []
+        consumer.close()
