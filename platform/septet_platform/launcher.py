@@ -232,7 +232,7 @@ def embedded_redis_spec(data: Path) -> tuple[ChildSpec, Path]:
     config_file = data / "redis.conf"
     config_file.write_text(text)
     command = [__redis_executable__ or "redis-server", str(config_file)]
-    return ChildSpec("redis", command, env=dict(os.environ), cwd=data), socket_path
+    return ChildSpec("redis", command, env=dict(os.environ), cwd=data, stop_last=True), socket_path
 
 
 def _redis_answers(socket_path: Path, *, timeout: float) -> bool:

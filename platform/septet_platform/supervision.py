@@ -56,6 +56,8 @@ class ChildSpec:
     env: Mapping[str, str]
     cwd: Path
     stdout: int | IO[bytes] | None = None
+    stop_last: bool = False
+    """Stopped after the others (the broker: the others' shutdown still talks to it)."""
 
 
 class CrashLoop(Exception):
@@ -211,9 +213,18 @@ class Supervisor:
         self.write_state(force=True)
 
     def stop(self) -> None:
-        """SIGTERM to every child's group, SIGKILL to what is left after STOP_GRACE_SECONDS, then
-        the guard is let go (with nothing left to end)."""
-        running = [child.process for child in self.children.values() if child.process is not None]
+        """SIGTERM to every child's group, SIGKILL to what is left after STOP_GRACE_SECONDS (the
+        `stop_last` children after the others), then the guard is let go with nothing left to end."""
+        children = list(self.children.values())
+        self._stop([child for child in children if not child.spec.stop_last])
+        self._stop([child for child in children if child.spec.stop_last])
+        for child in children:
+            child.restart_at = None
+        self.write_state(force=True)
+        self.guard.close()
+
+    def _stop(self, children: Sequence[Child]) -> None:
+        running = [child.process for child in children if child.process is not None]
         for process in running:
             _signal_group(process.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
@@ -224,10 +235,6 @@ class Supervisor:
             _signal_group(process.pid, signal.SIGKILL)
             process.wait()
             self.guard.forget(process.pid)
-        for child in self.children.values():
-            child.restart_at = None
-        self.write_state(force=True)
-        self.guard.close()
 
     def write_state(self, *, force: bool = False) -> None:
         """The children's state as JSON, replaced atomically; at most once a second unless forced

@@ -5,6 +5,8 @@ thread: it closes stale database connections, reads `authorization: Bearer sep_.
 metadata and checks it with `api_token_authenticate`, sets `current_user` for the servicer,
 runs the method and closes stale connections again. Methods in `USER_REQUIRED` need a token
 (UNAUTHENTICATED without one); on the others a token is optional, but a bad one is refused too.
+Every server-streaming Arena method (FollowMatch, GetReplay) runs inside a slot of the
+interceptor's `StreamLimiter` (see `streams`): RESOURCE_EXHAUSTED past its bounds.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections
 
 from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate
+from septet_platform.arena_api.streams import StreamLimiter, StreamsExhausted
 
 SERVICE = "/septet.v1.Arena/"
 USER_REQUIRED = frozenset(
@@ -79,14 +82,18 @@ def _unary(behavior: Callable[..., Any], required: bool) -> Callable[[Any, grpc.
 
 
 def _streaming(
-    behavior: Callable[..., Any], required: bool
+    behavior: Callable[..., Any], required: bool, limiter: StreamLimiter
 ) -> Callable[[Any, grpc.ServicerContext], Iterator[Any]]:
     def call(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         close_old_connections()
         try:
-            token = current_user.set(_authenticated(context, required=required))
+            user = _authenticated(context, required=required)
+            token = current_user.set(user)
             try:
-                yield from behavior(request, context)
+                with limiter.slot(_stream_key(user, context)):
+                    yield from behavior(request, context)
+            except StreamsExhausted as error:
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
             finally:
                 current_user.reset(token)
         finally:
@@ -95,8 +102,20 @@ def _streaming(
     return call
 
 
+def _stream_key(user: AbstractBaseUser | None, context: grpc.ServicerContext) -> str:
+    """Whom a stream is counted against: the user (all their tokens together), else the peer's
+    address (an anonymous stream, where a method allows one)."""
+    if user is not None:
+        return f"user:{user.pk}"
+    return "peer:" + context.peer().rsplit(":", 1)[0]
+
+
 class ArenaAuthInterceptor(grpc.ServerInterceptor):
-    """Authenticates Arena calls (see the module docstring); other services pass untouched."""
+    """Authenticates Arena calls and bounds their streams (see the module docstring); other
+    services pass untouched."""
+
+    def __init__(self, limiter: StreamLimiter) -> None:
+        self.limiter = limiter
 
     def intercept_service(
         self,
@@ -117,5 +136,9 @@ class ArenaAuthInterceptor(grpc.ServerInterceptor):
         if handler.stream_unary:
             return grpc.stream_unary_rpc_method_handler(_unary(handler.stream_unary, required), **common)
         if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(_streaming(handler.unary_stream, required), **common)
-        return grpc.stream_stream_rpc_method_handler(_streaming(handler.stream_stream, required), **common)
+            return grpc.unary_stream_rpc_method_handler(
+                _streaming(handler.unary_stream, required, self.limiter), **common
+            )
+        return grpc.stream_stream_rpc_method_handler(
+            _streaming(handler.stream_stream, required, self.limiter), **common
+        )

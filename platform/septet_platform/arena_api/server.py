@@ -1,31 +1,44 @@
 """The Arena gRPC server: the servicer behind the auth interceptor, health (SERVING) and server
-reflection. `create_server` builds and binds it (tests start it on port 0); `serve` runs it."""
+reflection. `create_server` builds and binds it (tests start it on port 0); `serve` runs it.
+
+Its streams are bounded below its thread count (settings.SEPTET_ARENA_STREAMS in all,
+SEPTET_ARENA_STREAMS_PER_USER per user; see `streams`), so unary calls always keep threads."""
 
 from __future__ import annotations
 
 from concurrent import futures
 
 import grpc
+from django.conf import settings
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee.protocol import arena_pb2, arena_pb2_grpc
 from septet_platform.arena_api.auth import ArenaAuthInterceptor
 from septet_platform.arena_api.servicer import ArenaServicer
+from septet_platform.arena_api.streams import StreamLimiter
 from septet_platform.bots.archives import CHUNK
 
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name
-MAX_WORKERS = 16
+MAX_WORKERS = 32
 # A SubmitBot chunk or a replay chunk is small; this bounds any one message with room to spare.
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024 + CHUNK
 
 
 def create_server(address: str, *, max_workers: int = MAX_WORKERS) -> tuple[grpc.Server, int]:
     """An Arena server bound to `address` ("host:port"; port 0 picks a free one), not yet
-    started, and the port it is bound to."""
+    started, and the port it is bound to. ValueError when the stream bound would leave unary calls
+    no thread of their own."""
+    streams = settings.SEPTET_ARENA_STREAMS
+    if streams >= max_workers:
+        raise ValueError(
+            f"SEPTET_ARENA_STREAMS ({streams}) must be below the server's {max_workers} threads: "
+            "unary calls need threads of their own"
+        )
+    limiter = StreamLimiter(total=streams, per_user=settings.SEPTET_ARENA_STREAMS_PER_USER)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena"),
-        interceptors=[ArenaAuthInterceptor()],
+        interceptors=[ArenaAuthInterceptor(limiter)],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import NoReturn
 
 import grpc
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import close_old_connections
@@ -265,7 +266,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def FollowMatch(
         self, request: pb.FollowMatchRequest, context: grpc.ServicerContext
     ) -> Iterator[pb.MatchEvent]:
+        """Events while the match changes; ended with DEADLINE_EXCEEDED once it has not changed
+        for settings.SEPTET_FOLLOW_IDLE_SECONDS, so a forgotten stream frees its slot."""
         last: tuple[str, int] | None = None
+        changed_at = time.monotonic()
         while context.is_active():
             close_old_connections()
             try:
@@ -274,10 +278,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 _not_found(context, error)
             if (match.status, match.attempt) != last:
                 last = (match.status, match.attempt)
+                changed_at = time.monotonic()
                 yield pb.MatchEvent(status=match.status, attempt=match.attempt, match=_one_match(match))
             if match.status in OVER:
                 return
-            time.sleep(FOLLOW_POLL_SECONDS)
+            idle = settings.SEPTET_FOLLOW_IDLE_SECONDS
+            if time.monotonic() - changed_at >= idle:
+                context.abort(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"match {request.match_id} has not changed for {idle:.0f} s; follow it again to go on",
+                )
+            time.sleep(min(FOLLOW_POLL_SECONDS, idle))
 
     def ListTournaments(
         self, request: pb.ListTournamentsRequest, context: grpc.ServicerContext

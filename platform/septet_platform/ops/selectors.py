@@ -40,10 +40,8 @@ def health_checks() -> list[Check]:
     """The database and the broker, each asked the cheapest real question; under `septet up`,
     the supervised processes first (cheap, and it sees a dead Redis before the broker check's
     retry would find a restarted one)."""
-    checks = [_database_check(), _broker_check(), Check(*storage_check())]  # storage: replays writable
-    if settings.SEPTET_SUPERVISION_STATE:
-        checks.insert(0, _processes_check())
-    return checks
+    processes = [_processes_check()] if settings.SEPTET_SUPERVISION_STATE else []  # before the slow ones
+    return [*processes, _database_check(), _broker_check(), Check(*storage_check())]  # storage: replays
 
 
 @dataclass(frozen=True)

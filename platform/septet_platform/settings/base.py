@@ -219,6 +219,13 @@ LOGGING = {
 
 # /metrics is open when empty (one machine); set it where the site faces the internet.
 SEPTET_METRICS_TOKEN = os.environ.get("SEPTET_METRICS_TOKEN", "")
+SEPTET_ARENA_STREAMS = int(os.environ.get("SEPTET_ARENA_STREAMS", "16"))
+"""Streams (FollowMatch, GetReplay) the Arena serves at once, below its 32 threads: the rest of the
+threads stay free for unary calls; a stream past it is refused with RESOURCE_EXHAUSTED."""
+SEPTET_ARENA_STREAMS_PER_USER = int(os.environ.get("SEPTET_ARENA_STREAMS_PER_USER", "4"))
+"""... and per user, all their tokens together."""
+SEPTET_FOLLOW_IDLE_SECONDS = float(os.environ.get("SEPTET_FOLLOW_IDLE_SECONDS", "300"))
+"""A FollowMatch stream whose match has not changed for this long is ended (DEADLINE_EXCEEDED)."""
 SEPTET_SUPERVISION_STATE = os.environ.get("SEPTET_SUPERVISION_STATE", "")
 """The state file `septet up` keeps of the processes it supervises (set by the launcher for its
 children); /healthz and /ops/ read it. Empty when the site runs without `septet up`."""
