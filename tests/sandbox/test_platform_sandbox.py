@@ -289,10 +289,19 @@ def test_without_a_sandbox_qualification_waits_and_never_fails_the_bot(
 
 
 @pytest.mark.django_db
-def test_matches_waiting_scheduled_too_long_are_requeued_and_no_others(house: Any) -> None:
-    versions = [version_from_archive(house, f"random-{n}", b"-", games=["oh-hell"]) for n in range(3)]
-    stale, fresh, running = _match(versions), _match(versions), _match(versions)
-    Match.objects.filter(pk=running.pk).update(status=Match.Status.RUNNING)
-    later = stale.created + services.STALE_SCHEDULED + timedelta(seconds=1)
-    Match.objects.filter(pk=fresh.pk).update(created=later)
-    assert services.matches_requeue_stale(now=later) == [stale.pk]
+def test_matches_waiting_scheduled_with_no_task_are_requeued_and_no_others(
+    house: Any, settings: Any, tmp_path: Path
+) -> None:
+    from pipeline import PrivateRedis
+
+    redis = PrivateRedis(tmp_path / "redis").start()  # an empty broker of the test's own: no task anywhere
+    settings.CELERY_BROKER_URL = redis.url
+    try:
+        versions = [version_from_archive(house, f"random-{n}", b"-", games=["oh-hell"]) for n in range(3)]
+        stale, fresh, running = _match(versions), _match(versions), _match(versions)
+        Match.objects.filter(pk=running.pk).update(status=Match.Status.RUNNING)
+        later = stale.created + services.lost.LOST_GRACE + timedelta(seconds=1)
+        Match.objects.filter(pk=fresh.pk).update(created=later)
+        assert services.matches_requeue_stale(now=later) == [stale.pk]
+    finally:
+        redis.stop()
