@@ -49,7 +49,7 @@ def _metrics(client: Client, **headers: str) -> dict[tuple[str, tuple[tuple[str,
 def test_healthz_is_ok_when_the_database_and_broker_answer(client: Client, broker: str) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": "ok", "broker": "ok"}}
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "broker": "ok", "storage": "ok"}}
 
 
 def test_healthz_is_503_naming_an_unreachable_broker(client: Client, settings: Any) -> None:
