@@ -3,7 +3,7 @@
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "septet_platform.settings.dev")
 
@@ -22,3 +22,14 @@ def _database_connections_renewed(**_: object) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_ready.connect
+def _sandbox_limits_logged(**_: object) -> None:
+    """Says once, when a worker starts, which sandbox limits hold on its machine (control groups,
+    seccomp), so an organiser sees at once when bots run with less than the full set."""
+    import logging
+
+    from referee.sandbox import describe_limits
+
+    logging.getLogger("septet_platform.sandbox").warning(describe_limits())

@@ -185,6 +185,46 @@ def test_the_explicit_setting_lets_development_run_bots_without_a_sandbox(
     assert services.match_play(match_id=_match(versions).pk, worker="w").outcome == "recorded"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_that_requires_seccomp_voids_the_match_when_the_filter_cannot_load(
+    house: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tried: a match on a worker whose seccomp filter is unavailable (switched off, as a machine
+    without libseccomp would be) under SEPTET_REQUIRE_SECCOMP, as production sets it: the match is
+    voided (put back, scored against no one), never played with less; without the requirement
+    (development) it is played."""
+    monkeypatch.setenv("SEPTET_SANDBOX_SECCOMP", "off")
+    versions = [
+        version_from_archive(house, f"random-{n}", tar_folder(EXAMPLES / "random"), games=["oh-hell"])
+        for n in range(3)
+    ]
+    settings.SEPTET_REQUIRE_SECCOMP = True
+    match = _match(versions)
+    assert services.match_play(match_id=match.pk, worker="w").outcome == "voided"
+    match.refresh_from_db()
+    assert (match.status, match.result) == (Match.Status.SCHEDULED, None)
+    assert not Rating.objects.exists()
+    settings.SEPTET_REQUIRE_SECCOMP = False
+    assert services.match_play(match_id=match.pk, worker="w").outcome == "recorded"
+
+
+def test_production_requires_the_seccomp_filter_by_default() -> None:
+    """Production settings turn SEPTET_REQUIRE_SECCOMP on unless it is switched off explicitly."""
+    script = "import septet_platform.settings.prod as p; print(p.SEPTET_REQUIRE_SECCOMP)"
+    env = {key: value for key, value in os.environ.items() if key not in ("DEBUG", "SECRET_KEY")}
+    env |= {"PYTHONPATH": str(ROOT / "platform"), "SECRET_KEY": "x" * 40}
+    for extra, expected in (({}, "True"), ({"SEPTET_REQUIRE_SECCOMP": "0"}, "False")):
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env | extra,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.stdout.strip() == expected, done.stderr
+
+
 def _import_prod(**env: str) -> subprocess.CompletedProcess[str]:
     clean = {key: value for key, value in os.environ.items() if key not in ("DEBUG", "SECRET_KEY")}
     return subprocess.run(

@@ -60,6 +60,7 @@ from referee.match import MatchResult, PlayerError, TimeControl, new_match_id, p
 from referee.players import Player
 from referee.players.grpc_player import GrpcPlayer
 from referee.sandbox import Sandbox, SandboxError, check_available
+from referee.sandbox_seccomp import SeccompUnavailable, compiled_filter
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
 from septet_platform.matches import lost, storage
@@ -91,6 +92,13 @@ def bot_sandbox() -> Sandbox | None:
             log.warning("running submitted bots WITHOUT a sandbox (SEPTET_ALLOW_UNSANDBOXED): %s", error)
             return None
         raise
+    if getattr(settings, "SEPTET_REQUIRE_SECCOMP", False):
+        try:
+            compiled_filter()
+        except SeccompUnavailable as error:
+            raise SandboxError(
+                f"SEPTET_REQUIRE_SECCOMP is set and the seccomp filter is unavailable: {error}"
+            ) from None
     return Sandbox()
 
 

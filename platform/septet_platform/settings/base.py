@@ -186,6 +186,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Submitted bots run only inside the bubblewrap sandbox (referee/sandbox.py). True lets the
 # platform run them bare where bubblewrap cannot work: local development only; prod refuses it.
 SEPTET_ALLOW_UNSANDBOXED = os.environ.get("SEPTET_ALLOW_UNSANDBOXED", "") in ("1", "true", "True", "yes")
+# Refuse to run submitted bots where the sandbox's seccomp filter cannot be loaded (libseccomp
+# missing): on in production, where a bot without it could make user namespaces and use ptrace.
+SEPTET_REQUIRE_SECCOMP = os.environ.get("SEPTET_REQUIRE_SECCOMP", "") in ("1", "true", "True", "yes")
 
 # House bots' processes are reused between a worker's matches (never for a seed they played;
 # submitted bots always start afresh): most of what a match costs is starting bots.

@@ -28,6 +28,9 @@ if SECRET_KEY == DEVELOPMENT_SECRET_KEY or len(SECRET_KEY) < MIN_SECRET_KEY_LENG
     )
 if SEPTET_ALLOW_UNSANDBOXED:
     raise ImproperlyConfigured("production settings refuse SEPTET_ALLOW_UNSANDBOXED: bots run sandboxed")
+# Bots run under the seccomp filter in production: a worker without libseccomp voids its matches
+# (never the bots' fault) instead of running them with less (SEPTET_REQUIRE_SECCOMP=0 to allow).
+SEPTET_REQUIRE_SECCOMP = os.environ.get("SEPTET_REQUIRE_SECCOMP", "1") not in ("0", "false", "False", "no")
 
 # Static files: collected at image build (manage.py collectstatic), served by whitenoise from the
 # app server itself with hashed names and far-future caching (development uses runserver's).
