@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,8 +32,31 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _processes_using(folder: Path) -> list[int]:
+    """Pids whose command line or working folder is inside `folder` (a folder this test made, so
+    only processes started for it can match)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if str(folder) in cmdline or cwd.startswith(str(folder)):
+            found.append(int(entry.name))
+    return found
+
+
 def test_match_plays_example_folders_over_grpc_and_stops_them(tmp_path: Path) -> None:
-    bots = (str(EXAMPLES / "greedy"), str(EXAMPLES / "random"), "random")
+    """Copies of the examples in this test's own folder, so the leftover check sees only the
+    processes this run started (never other tests' bots of the same example)."""
+    folders = tmp_path / "bots"
+    for name in ("greedy", "random"):
+        shutil.copytree(EXAMPLES / name, folders / name)
+    replays = tmp_path / "replays"
+    bots = (str(folders / "greedy"), str(folders / "random"), "random")
     run = septet(
         "match",
         "--game",
@@ -42,18 +67,17 @@ def test_match_plays_example_folders_over_grpc_and_stops_them(tmp_path: Path) ->
         "4",
         "--json",
         "--replays",
-        str(tmp_path),
+        str(replays),
         *bots,
     )
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout)
     # The folder bot named "random" and the built-in random are told apart by what was typed.
-    assert {bot["name"] for bot in summary["bots"]} == {"greedy", str(EXAMPLES / "random"), "random"}
+    assert {bot["name"] for bot in summary["bots"]} == {"greedy", str(folders / "random"), "random"}
     assert all(not bot["forfeits"] for bot in summary["bots"])
-    verify = septet("replay", "verify", *map(str, tmp_path.glob("*.json.gz")))
+    verify = septet("replay", "verify", *map(str, replays.glob("*.json.gz")))
     assert verify.returncode == 0, verify.stderr
-    leftover = subprocess.run(["pgrep", "-f", str(EXAMPLES / "greedy")], capture_output=True, text=True)
-    assert leftover.stdout.strip() == "", "bot processes are stopped after the series"
+    assert _processes_using(folders) == [], "bot processes are stopped after the series"
 
 
 def test_bot_serve_then_match_and_check_by_address_then_sigterm_stops_it() -> None:
