@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from referee import replay as replays
+from referee.match import TimeControl
 from septet_platform.bots.models import BotVersion
 from septet_platform.matches.models import Match, Seat
 from septet_platform.tournaments import selectors, services
@@ -115,7 +116,9 @@ def test_a_tournament_is_played_once_on_real_workers_across_a_restart(
             assert (match.finished, match.result, match.replay) == before[match.pk]
     assert not Seat.objects.filter(bot_version=late).exists()
     replay = replays.load(Path(settings.SEPTET_REPLAYS_DIR) / matches.first().replay)  # type: ignore[union-attr]
-    assert replay["time_control"] == {"per_decision": 2.0, "bank": 10.0}  # the event's, not the ladder's
+    # the event's time control, not the ladder's, with the seat's whole-match budget derived from it
+    budget = TimeControl(2.0, 10.0).seat_budget
+    assert replay["time_control"] == {"per_decision": 2.0, "bank": 10.0, "match_seconds": budget}
     rows = selectors.standings(cup)
     assert sorted(row.bot for row in rows) == sorted(frozen)
     assert all(row.interval.n == 2 and row.games == 6 for row in rows)  # two sets, three rotations each
