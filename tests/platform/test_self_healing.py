@@ -138,7 +138,7 @@ def test_a_truncated_or_missing_replay_is_a_clear_error_never_a_500(
     page, text, status, body, code = fetch(match)
     assert (page, status, code) == (200, 404, grpc.StatusCode.NOT_FOUND)
     assert "missing from storage" in body, body
-    assert "No replay" in text
+    assert "No replay: " in text and "missing from storage" in text, text
 
 
 # A replay folder on a tmpfs of the test's own -----------------------------------------------

@@ -26,7 +26,7 @@ def tournament_match_run_task(self: Task, match_id: int) -> str:
         return "held"
     worker = self.request.hostname or socket.gethostname()
     played = match_services.match_play(match_id=match_id, worker=worker)
-    if played.outcome == "voided":
+    if played.outcome in match_services.PLAY_AGAIN:  # voided, or replays could not be written
         tournament_match_run_task.apply_async((match_id,), countdown=VOIDED_RETRY_SECONDS)
     services.tournament_advance(tournament=tournament, enqueue=tournament_match_run_task.delay)
     return played.outcome
