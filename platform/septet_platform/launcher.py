@@ -181,6 +181,8 @@ def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor) -> int:
     except ImproperlyConfigured as error:
         _say(f"cannot start: {error}")
         return 2
+    from django.db import OperationalError
+
     from referee.sandbox import SandboxError
 
     try:
@@ -188,6 +190,9 @@ def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor) -> int:
     except SandboxError as error:  # bots run only sandboxed: say how to fix it, not a traceback
         _say(f"cannot start: {error}. Install it (apt-get install bubblewrap; scripts/start does),")
         _say("or, for local development only, set SEPTET_ALLOW_UNSANDBOXED=1 to run bots without it")
+        return 2
+    except OperationalError as error:  # the database does not answer: say so, stop what started
+        _say(f"cannot start: the database did not answer: {str(error).strip().splitlines()[0]}")
         return 2
     for spec in _child_specs(args):
         supervisor.start(spec)

@@ -1,5 +1,6 @@
 """`septet up` heals itself, tried on a real one (embedded SQLite and Redis, the example bots):
-its web site is gunicorn; a worker killed with SIGKILL is started again within seconds and
+a failed start leaves no process (the embedded Redis included); its web site is gunicorn; a worker
+killed with SIGKILL is started again within seconds and
 matches go on finishing; an embedded Redis killed with SIGKILL comes back, /healthz answering 503
 while it is down and 200 again after; and the launcher killed with SIGKILL leaves no process it
 started (found from the pids it printed and from /proc, never by name)."""
@@ -120,3 +121,28 @@ def test_septet_up_restarts_a_killed_worker_and_redis_and_leaves_nothing_when_ki
         up.process.kill()
         up.process.wait()
     assert left_after(started, seconds=30) == set(), "no process septet up started is left"
+
+
+def test_a_failed_start_says_why_and_leaves_no_process_it_started(tmp_path: Path) -> None:
+    """Tried: a database that does not answer (port 1 of this machine), after the embedded Redis
+    and the orphan guard were started."""
+    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env["DATABASE_URL"] = "postgres://septet@127.0.0.1:1/septet"
+    up = subprocess.Popen(
+        [SEPTET, "up", "--data", str(tmp_path), "--web", local_address(), "--arena", local_address()],
+        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert up.stderr is not None
+    started: set[tuple[int, int]] = set()
+    lines = []
+    for line in up.stderr:  # the processes it started, read while they run
+        lines.append(line)
+        started |= descendants(up.pid)
+    assert up.wait(timeout=60) == 2
+    said = "".join(lines)
+    assert "septet up: cannot start: the database did not answer" in said
+    assert "Traceback" not in said
+    redis = int(STARTED.search(said).group(2))  # type: ignore[union-attr]
+    assert redis in {pid for pid, _ in started}, "the embedded Redis had started"
+    assert left_after(started, seconds=20) == set(), "nothing it started is left"
