@@ -155,16 +155,18 @@ class BotVersionInfo(_message.Message):
     def __init__(self, number: _Optional[int] = ..., status: _Optional[str] = ..., archive_sha256: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ..., created: _Optional[str] = ..., qualified: _Optional[str] = ..., error_log: _Optional[str] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
-    __slots__ = ("bot", "game", "page_size", "page_token")
+    __slots__ = ("bot", "game", "page_size", "page_token", "status")
     BOT_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
     bot: str
     game: str
     page_size: int
     page_token: str
-    def __init__(self, bot: _Optional[str] = ..., game: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    status: str
+    def __init__(self, bot: _Optional[str] = ..., game: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
     __slots__ = ("matches", "next_page_token")
@@ -205,7 +207,7 @@ class MatchInfo(_message.Message):
     def __init__(self, id: _Optional[int] = ..., game: _Optional[str] = ..., kind: _Optional[str] = ..., rated: _Optional[bool] = ..., status: _Optional[str] = ..., seed: _Optional[int] = ..., duplicate_set: _Optional[str] = ..., rotation: _Optional[int] = ..., created: _Optional[str] = ..., started: _Optional[str] = ..., finished: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., has_replay: _Optional[bool] = ...) -> None: ...
 
 class SeatInfo(_message.Message):
-    __slots__ = ("seat", "bot", "version", "score", "rank", "forfeit_status", "forfeit_reason")
+    __slots__ = ("seat", "bot", "version", "score", "rank", "forfeit_status", "forfeit_reason", "rating_change")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     BOT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -213,6 +215,7 @@ class SeatInfo(_message.Message):
     RANK_FIELD_NUMBER: _ClassVar[int]
     FORFEIT_STATUS_FIELD_NUMBER: _ClassVar[int]
     FORFEIT_REASON_FIELD_NUMBER: _ClassVar[int]
+    RATING_CHANGE_FIELD_NUMBER: _ClassVar[int]
     seat: int
     bot: str
     version: int
@@ -220,7 +223,8 @@ class SeatInfo(_message.Message):
     rank: int
     forfeit_status: str
     forfeit_reason: str
-    def __init__(self, seat: _Optional[int] = ..., bot: _Optional[str] = ..., version: _Optional[int] = ..., score: _Optional[int] = ..., rank: _Optional[int] = ..., forfeit_status: _Optional[str] = ..., forfeit_reason: _Optional[str] = ...) -> None: ...
+    rating_change: int
+    def __init__(self, seat: _Optional[int] = ..., bot: _Optional[str] = ..., version: _Optional[int] = ..., score: _Optional[int] = ..., rank: _Optional[int] = ..., forfeit_status: _Optional[str] = ..., forfeit_reason: _Optional[str] = ..., rating_change: _Optional[int] = ...) -> None: ...
 
 class GetMatchRequest(_message.Message):
     __slots__ = ("match_id",)
@@ -401,3 +405,37 @@ class EnterTournamentResponse(_message.Message):
     tournament: TournamentSummary
     bot: str
     def __init__(self, tournament: _Optional[_Union[TournamentSummary, _Mapping]] = ..., bot: _Optional[str] = ...) -> None: ...
+
+class GetMatchLogsRequest(_message.Message):
+    __slots__ = ("match_id",)
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: int
+    def __init__(self, match_id: _Optional[int] = ...) -> None: ...
+
+class SeatLog(_message.Message):
+    __slots__ = ("seat", "bot", "version", "forfeit_status", "forfeit_reason", "forfeit_event", "output", "truncated")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    FORFEIT_STATUS_FIELD_NUMBER: _ClassVar[int]
+    FORFEIT_REASON_FIELD_NUMBER: _ClassVar[int]
+    FORFEIT_EVENT_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    bot: str
+    version: int
+    forfeit_status: str
+    forfeit_reason: str
+    forfeit_event: int
+    output: str
+    truncated: bool
+    def __init__(self, seat: _Optional[int] = ..., bot: _Optional[str] = ..., version: _Optional[int] = ..., forfeit_status: _Optional[str] = ..., forfeit_reason: _Optional[str] = ..., forfeit_event: _Optional[int] = ..., output: _Optional[str] = ..., truncated: _Optional[bool] = ...) -> None: ...
+
+class GetMatchLogsResponse(_message.Message):
+    __slots__ = ("match_id", "seats")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    match_id: int
+    seats: _containers.RepeatedCompositeFieldContainer[SeatLog]
+    def __init__(self, match_id: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatLog, _Mapping]]] = ...) -> None: ...

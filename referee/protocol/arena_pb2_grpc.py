@@ -99,6 +99,11 @@ class ArenaStub:
                 request_serializer=septet_dot_v1_dot_arena__pb2.EnterTournamentRequest.SerializeToString,
                 response_deserializer=septet_dot_v1_dot_arena__pb2.EnterTournamentResponse.FromString,
                 _registered_method=True)
+        self.GetMatchLogs = channel.unary_unary(
+                '/septet.v1.Arena/GetMatchLogs',
+                request_serializer=septet_dot_v1_dot_arena__pb2.GetMatchLogsRequest.SerializeToString,
+                response_deserializer=septet_dot_v1_dot_arena__pb2.GetMatchLogsResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -207,6 +212,17 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMatchLogs(self, request, context):
+        """What the caller's own bots wrote (stdout and stderr, the last 64 KiB of whole lines per
+        seat) in a match, with each forfeit's full reason and the replay event it was declared at.
+        Token required; only the caller's seats; PERMISSION_DENIED when none is theirs,
+        FAILED_PRECONDITION while the match's duplicate set is not over (as for its replay),
+        NOT_FOUND for an unknown match.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -274,6 +290,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.EnterTournament,
                     request_deserializer=septet_dot_v1_dot_arena__pb2.EnterTournamentRequest.FromString,
                     response_serializer=septet_dot_v1_dot_arena__pb2.EnterTournamentResponse.SerializeToString,
+            ),
+            'GetMatchLogs': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMatchLogs,
+                    request_deserializer=septet_dot_v1_dot_arena__pb2.GetMatchLogsRequest.FromString,
+                    response_serializer=septet_dot_v1_dot_arena__pb2.GetMatchLogsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -627,6 +648,33 @@ class Arena:
             '/septet.v1.Arena/EnterTournament',
             septet_dot_v1_dot_arena__pb2.EnterTournamentRequest.SerializeToString,
             septet_dot_v1_dot_arena__pb2.EnterTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMatchLogs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/septet.v1.Arena/GetMatchLogs',
+            septet_dot_v1_dot_arena__pb2.GetMatchLogsRequest.SerializeToString,
+            septet_dot_v1_dot_arena__pb2.GetMatchLogsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -73,3 +73,15 @@ class Seat(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["match", "seat"], name="one_bot_per_seat")]
         ordering = ["match", "seat"]
+
+
+class SeatLog(models.Model):
+    """What a seat's bot wrote (stdout and stderr) during one match, kept for its owner only: the
+    last `matches.seat_logs.LOG_TAIL_BYTES` of whole lines, and the event number of the decision
+    its forfeit was declared at (the replay event; None without a forfeit). The forfeit's full
+    reason is the seat's own `forfeit_reason`. Deleted with its seat, so with its match."""
+
+    seat = models.OneToOneField(Seat, on_delete=models.CASCADE, related_name="log")
+    text = models.TextField(blank=True)
+    truncated = models.BooleanField(default=False, help_text="earlier output was dropped")
+    forfeit_event = models.IntegerField(null=True, blank=True, help_text="replay event of the forfeit")

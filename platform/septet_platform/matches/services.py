@@ -56,7 +56,7 @@ from referee import replay as replays
 from referee.botfolder import BotFolderError, RunningBot, launch_bot
 from referee.games import get_game
 from referee.games.base import Action
-from referee.match import MatchResult, PlayerError, TimeControl, new_match_id, play_match
+from referee.match import Forfeit, MatchResult, PlayerError, TimeControl, new_match_id, play_match
 from referee.players import Player
 from referee.players.grpc_player import GrpcPlayer
 from referee.sandbox import Sandbox, SandboxError, check_available
@@ -64,7 +64,8 @@ from referee.sandbox_seccomp import SeccompUnavailable, compiled_filter
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
 from septet_platform.matches import lost, storage
-from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.models import Match, Seat, SeatLog
+from septet_platform.matches.seat_logs import CapturedLog, log_size, read_log_tail
 from septet_platform.matches.warm import WarmBot, WarmHouseBots
 
 log = logging.getLogger(__name__)
@@ -230,10 +231,13 @@ def match_play(*, match_id: int, worker: str) -> Played:
     clean: set[int] = set()
     players: list[Player] = []
     sandbox: Sandbox | None = None
+    log_starts: dict[int, int] = {}
+    logs: dict[int, CapturedLog] = {}
     try:
         with _LeaseKeeper(match_id, attempt):
             sandbox = bot_sandbox()
             players.extend(_players(seats, running, sandbox, seed=match.seed, warm=warm))
+            log_starts = {number: log_size(running[number].log_path) for number in warm}
             game = get_game(match.ladder.game)
             time_control = _time_control(match)
             outcome = play_match(
@@ -248,9 +252,10 @@ def match_play(*, match_id: int, worker: str) -> Played:
         for player in players:
             if isinstance(player, GrpcPlayer):
                 player.close()
+        logs = _seat_logs(running, log_starts)  # before the bots stop: their scratch goes with them
         _bots_done(seats, running, warm, sandbox, seed=match.seed, clean=clean)
     try:
-        recorded = match_record(match_id=match_id, attempt=attempt, outcome=outcome)
+        recorded = match_record(match_id=match_id, attempt=attempt, outcome=outcome, logs=logs)
     except OSError as error:
         health = storage.storage_failed(error)
         log.error("match voided: its replay could not be written", extra={**context, "reason": health.reason})
@@ -376,6 +381,15 @@ def _players(
     return players
 
 
+def _seat_logs(running: dict[int, RunningBot], log_starts: dict[int, int]) -> dict[int, CapturedLog]:
+    """Each seat's output during this match (a capped tail of whole lines, see `seat_logs.py`),
+    read before its process is stopped; a warm process's only from where this match took it."""
+    return {
+        number: read_log_tail(bot.log_path, offset=log_starts.get(number, 0))
+        for number, bot in running.items()
+    }
+
+
 def _keeps_warm(version: BotVersion, sandbox: Sandbox | None) -> bool:
     """Only house bots, only inside the sandbox (which kills them with the worker), if enabled."""
     return bool(version.bot.is_house and sandbox is not None and settings.SEPTET_WARM_HOUSE_BOTS)
@@ -404,8 +418,11 @@ def _bots_done(
             bot.stop()
 
 
-def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:
-    """Stores the replay, durably, then the result with the replay's size and checksum, if this
+def match_record(
+    *, match_id: int, attempt: int, outcome: MatchResult, logs: dict[int, CapturedLog] | None = None
+) -> bool:
+    """Stores the replay, durably, then the result with the replay's size and checksum, and each
+    seat's captured output (`logs`, by seat number) with the event of its forfeit, if this
     attempt still holds the match; False otherwise. OSError when the replay cannot be written
     (nothing is recorded then, and no partial file is left)."""
     replay_path = Path(settings.SEPTET_REPLAYS_DIR) / f"{match_id}-a{attempt}.json.gz"
@@ -434,7 +451,23 @@ def match_record(*, match_id: int, attempt: int, outcome: MatchResult) -> bool:
             seat.forfeit_status = str(forfeit.status) if forfeit else ""
             seat.forfeit_reason = forfeit.reason if forfeit else ""
             seat.save()
+            _seat_log_store(seat, (logs or {}).get(seat.seat), forfeit)
     return True
+
+
+def _seat_log_store(seat: Seat, captured: CapturedLog | None, forfeit: Forfeit | None) -> None:
+    """Keeps the seat's output and its forfeit's event for its owner (nothing when there is
+    neither)."""
+    if captured is None and forfeit is None:
+        return
+    SeatLog.objects.update_or_create(
+        seat=seat,
+        defaults={
+            "text": captured.text if captured else "",
+            "truncated": captured.truncated if captured else False,
+            "forfeit_event": forfeit.event_index if forfeit else None,
+        },
+    )
 
 
 def matches_requeue_stale(*, now: datetime | None = None, tournaments: bool = False) -> list[int]:

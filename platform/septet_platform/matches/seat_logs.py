@@ -1,0 +1,62 @@
+"""A seat's bot output, captured by the worker when its match ends and kept for its owner.
+
+The bot's stdout and stderr go to a log file in the worker's scratch folder (the sandbox's output
+redirection on the host, so a file of ours); the bot controls its contents and its size (up to
+the sandbox's file-size limit), so it is read here with a byte cap, from its end, never through a
+link, and cut to whole lines. A house bot's process kept warm between matches has one log for all
+of them: only what it wrote since `offset` (its size when this match took it) is this match's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+LOG_TAIL_BYTES = 64 * 1024
+"""How much of a seat's output is kept per match: the last 64 KiB, in whole lines."""
+
+
+@dataclass(frozen=True)
+class CapturedLog:
+    """The kept tail of a bot's output and whether anything before it was dropped."""
+
+    text: str
+    truncated: bool
+
+
+def read_log_tail(path: Path, *, offset: int = 0, limit: int = LOG_TAIL_BYTES) -> CapturedLog:
+    """The last `limit` bytes (whole lines only) of the regular file at `path` written after byte
+    `offset`; empty for a missing file, a link or anything but a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return CapturedLog("", False)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return CapturedLog("", False)
+        start = max(offset, info.st_size - limit)
+        data = os.pread(fd, limit, start) if info.st_size > start else b""
+    except OSError:
+        return CapturedLog("", False)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    truncated = start > offset
+    if truncated:
+        newline = data.find(b"\n")
+        data = data[newline + 1 :] if newline >= 0 else b""  # never keep half a line
+    return CapturedLog(data.decode("utf-8", errors="replace").replace("\x00", ""), truncated)
+
+
+def log_size(path: Path) -> int:
+    """The log's current size without following a link (0 when unreadable): where a warm
+    process's output for the next match starts."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
