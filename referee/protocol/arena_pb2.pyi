@@ -253,20 +253,98 @@ class ChallengeSeat(_message.Message):
     def __init__(self, bot: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
 
 class RequestChallengeRequest(_message.Message):
-    __slots__ = ("game", "seats", "seed")
+    __slots__ = ("game", "seats", "seed", "sets")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
+    SETS_FIELD_NUMBER: _ClassVar[int]
     game: str
     seats: _containers.RepeatedCompositeFieldContainer[ChallengeSeat]
     seed: int
-    def __init__(self, game: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[ChallengeSeat, _Mapping]]] = ..., seed: _Optional[int] = ...) -> None: ...
+    sets: int
+    def __init__(self, game: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[ChallengeSeat, _Mapping]]] = ..., seed: _Optional[int] = ..., sets: _Optional[int] = ...) -> None: ...
 
 class RequestChallengeResponse(_message.Message):
-    __slots__ = ("match",)
+    __slots__ = ("match", "challenge_id", "match_ids")
     MATCH_FIELD_NUMBER: _ClassVar[int]
+    CHALLENGE_ID_FIELD_NUMBER: _ClassVar[int]
+    MATCH_IDS_FIELD_NUMBER: _ClassVar[int]
     match: MatchInfo
-    def __init__(self, match: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...
+    challenge_id: int
+    match_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, match: _Optional[_Union[MatchInfo, _Mapping]] = ..., challenge_id: _Optional[int] = ..., match_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class GetChallengeRequest(_message.Message):
+    __slots__ = ("challenge_id",)
+    CHALLENGE_ID_FIELD_NUMBER: _ClassVar[int]
+    challenge_id: int
+    def __init__(self, challenge_id: _Optional[int] = ...) -> None: ...
+
+class MeanInterval(_message.Message):
+    __slots__ = ("mean", "low", "high", "n")
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    LOW_FIELD_NUMBER: _ClassVar[int]
+    HIGH_FIELD_NUMBER: _ClassVar[int]
+    N_FIELD_NUMBER: _ClassVar[int]
+    mean: float
+    low: float
+    high: float
+    n: int
+    def __init__(self, mean: _Optional[float] = ..., low: _Optional[float] = ..., high: _Optional[float] = ..., n: _Optional[int] = ...) -> None: ...
+
+class ChallengeBotResult(_message.Message):
+    __slots__ = ("bot", "version", "rank", "score", "rank_difference", "forfeits")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    RANK_DIFFERENCE_FIELD_NUMBER: _ClassVar[int]
+    FORFEITS_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    version: int
+    rank: MeanInterval
+    score: MeanInterval
+    rank_difference: MeanInterval
+    forfeits: int
+    def __init__(self, bot: _Optional[str] = ..., version: _Optional[int] = ..., rank: _Optional[_Union[MeanInterval, _Mapping]] = ..., score: _Optional[_Union[MeanInterval, _Mapping]] = ..., rank_difference: _Optional[_Union[MeanInterval, _Mapping]] = ..., forfeits: _Optional[int] = ...) -> None: ...
+
+class ChallengeInfo(_message.Message):
+    __slots__ = ("id", "game", "requester", "challenger", "sets", "sets_over", "created", "results", "matches")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_FIELD_NUMBER: _ClassVar[int]
+    CHALLENGER_FIELD_NUMBER: _ClassVar[int]
+    SETS_FIELD_NUMBER: _ClassVar[int]
+    SETS_OVER_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    game: str
+    requester: str
+    challenger: str
+    sets: int
+    sets_over: int
+    created: str
+    results: _containers.RepeatedCompositeFieldContainer[ChallengeBotResult]
+    matches: _containers.RepeatedCompositeFieldContainer[MatchInfo]
+    def __init__(self, id: _Optional[int] = ..., game: _Optional[str] = ..., requester: _Optional[str] = ..., challenger: _Optional[str] = ..., sets: _Optional[int] = ..., sets_over: _Optional[int] = ..., created: _Optional[str] = ..., results: _Optional[_Iterable[_Union[ChallengeBotResult, _Mapping]]] = ..., matches: _Optional[_Iterable[_Union[MatchInfo, _Mapping]]] = ...) -> None: ...
+
+class SetChallengesAcceptedRequest(_message.Message):
+    __slots__ = ("bot", "accepts")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTS_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    accepts: bool
+    def __init__(self, bot: _Optional[str] = ..., accepts: _Optional[bool] = ...) -> None: ...
+
+class SetChallengesAcceptedResponse(_message.Message):
+    __slots__ = ("bot", "accepts")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTS_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    accepts: bool
+    def __init__(self, bot: _Optional[str] = ..., accepts: _Optional[bool] = ...) -> None: ...
 
 class FollowMatchRequest(_message.Message):
     __slots__ = ("match_id",)

@@ -79,6 +79,16 @@ class ArenaStub:
                 request_serializer=septet_dot_v1_dot_arena__pb2.RequestChallengeRequest.SerializeToString,
                 response_deserializer=septet_dot_v1_dot_arena__pb2.RequestChallengeResponse.FromString,
                 _registered_method=True)
+        self.GetChallenge = channel.unary_unary(
+                '/septet.v1.Arena/GetChallenge',
+                request_serializer=septet_dot_v1_dot_arena__pb2.GetChallengeRequest.SerializeToString,
+                response_deserializer=septet_dot_v1_dot_arena__pb2.ChallengeInfo.FromString,
+                _registered_method=True)
+        self.SetChallengesAccepted = channel.unary_unary(
+                '/septet.v1.Arena/SetChallengesAccepted',
+                request_serializer=septet_dot_v1_dot_arena__pb2.SetChallengesAcceptedRequest.SerializeToString,
+                response_deserializer=septet_dot_v1_dot_arena__pb2.SetChallengesAcceptedResponse.FromString,
+                _registered_method=True)
         self.FollowMatch = channel.unary_stream(
                 '/septet.v1.Arena/FollowMatch',
                 request_serializer=septet_dot_v1_dot_arena__pb2.FollowMatchRequest.SerializeToString,
@@ -171,11 +181,32 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RequestChallenge(self, request, context):
-        """Queues an unrated challenge match between ACTIVE bot versions on a game's ladder, always with
-        a random seed, on the platform's low-priority challenge queue. At least one seated bot must
-        be the caller's (PERMISSION_DENIED otherwise), another owner's bot sits in one seat at most
-        (INVALID_ARGUMENT); RESOURCE_EXHAUSTED past the caller's hourly challenges or a seated
-        bot's.
+        """Queues an unrated challenge between ACTIVE bot versions on a game's ladder: `sets` duplicate
+        sets (each its own random seed, one match per seat rotation), on the platform's challenge
+        queue (after qualification and tournament matches, before ladder matches). At least one
+        seated bot must be the caller's (PERMISSION_DENIED otherwise; the first such is the
+        challenger), another owner's bot sits in one seat at most (INVALID_ARGUMENT), a seed other
+        than 0 is INVALID_ARGUMENT; FAILED_PRECONDITION when a seated bot's owner turned challenges
+        off; RESOURCE_EXHAUSTED past the caller's hourly challenges or challenge matches, or a seated
+        bot's. A refused challenge creates and counts nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetChallenge(self, request, context):
+        """A challenge with its matches and, per bot, mean rank and score per set with 95% confidence
+        intervals over the sets that are over, and each opponent's rank difference to the
+        challenger. Seeds and replays follow the publication rule (a set's once it is over).
+        NOT_FOUND for an unknown id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetChallengesAccepted(self, request, context):
+        """Turns challenges against one of the caller's bots on or off (others' challenges seating it
+        are refused while off). NOT_FOUND for an unknown bot, PERMISSION_DENIED for another's.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -270,6 +301,16 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.RequestChallenge,
                     request_deserializer=septet_dot_v1_dot_arena__pb2.RequestChallengeRequest.FromString,
                     response_serializer=septet_dot_v1_dot_arena__pb2.RequestChallengeResponse.SerializeToString,
+            ),
+            'GetChallenge': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetChallenge,
+                    request_deserializer=septet_dot_v1_dot_arena__pb2.GetChallengeRequest.FromString,
+                    response_serializer=septet_dot_v1_dot_arena__pb2.ChallengeInfo.SerializeToString,
+            ),
+            'SetChallengesAccepted': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetChallengesAccepted,
+                    request_deserializer=septet_dot_v1_dot_arena__pb2.SetChallengesAcceptedRequest.FromString,
+                    response_serializer=septet_dot_v1_dot_arena__pb2.SetChallengesAcceptedResponse.SerializeToString,
             ),
             'FollowMatch': grpc.unary_stream_rpc_method_handler(
                     servicer.FollowMatch,
@@ -540,6 +581,60 @@ class Arena:
             '/septet.v1.Arena/RequestChallenge',
             septet_dot_v1_dot_arena__pb2.RequestChallengeRequest.SerializeToString,
             septet_dot_v1_dot_arena__pb2.RequestChallengeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetChallenge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/septet.v1.Arena/GetChallenge',
+            septet_dot_v1_dot_arena__pb2.GetChallengeRequest.SerializeToString,
+            septet_dot_v1_dot_arena__pb2.ChallengeInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetChallengesAccepted(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/septet.v1.Arena/SetChallengesAccepted',
+            septet_dot_v1_dot_arena__pb2.SetChallengesAcceptedRequest.SerializeToString,
+            septet_dot_v1_dot_arena__pb2.SetChallengesAcceptedResponse.FromString,
             options,
             channel_credentials,
             insecure,
