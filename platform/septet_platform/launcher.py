@@ -159,6 +159,8 @@ def up(argv: Sequence[str]) -> int:
         _say("stopping")
         return 0
     finally:  # a failed start too: the embedded Redis, or anything else started, is stopped
+        for signum in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
+            signal.signal(signum, signal.SIG_IGN)
         supervisor.stop()
 
 
