@@ -11,7 +11,9 @@ A bot folder is what an author writes, runs locally and submits, as it is:
 `command` runs in the folder; `{address}` becomes the address to serve on (`unix:/path` or
 `host:port`); a first word `python` means the interpreter running Septet, so a bot uses the
 SDK from the same environment. `start_bot` starts the process in its own process group, waits
-until the standard gRPC health service says SERVING, and `RunningBot.stop` ends the whole group.
+until the standard gRPC health service says SERVING, and `RunningBot.stop` ends the whole group;
+a local process started from the main thread also dies with the tool (PR_SET_PDEATHSIG), so even
+a tool killed with SIGKILL leaves no bot running.
 Given a `referee.sandbox.Sandbox`, the same process runs inside bubblewrap: no network, a
 read-only view of the runtime and of its folder, its socket in a private folder, limits; the
 platform always passes one for submitted bots, `septet match` on your own folders need not.
@@ -25,6 +27,7 @@ sandbox (`referee.building`), and plays only the built, read-only folder.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import hashlib
 import json
@@ -37,9 +40,10 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -409,7 +413,7 @@ def launch_bot(
     try:
         bot = _spawn(
             manifest, prepared.words, "", log_path, scratch,
-            env=_process_env(bot_env, sandboxed=True), pass_fds=(info_write,),
+            env=_process_env(bot_env, sandboxed=True), pass_fds=(info_write,), sandboxed=True,
         )  # fmt: skip
     except BaseException:
         os.close(info_read)
@@ -431,6 +435,41 @@ def _info_pipe() -> tuple[int, int]:
     return read, high
 
 
+PR_SET_PDEATHSIG = 1
+"""prctl(2) option: the signal a process gets when the thread that started it ends."""
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's prctl, loaded before any fork (a child must not load a library), or None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    return getattr(libc, "prctl", None)
+
+
+_PRCTL = _load_prctl()
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec: SIGKILL when its parent ends, however it ends
+    (kill -9 included), so a local tool killed outright leaves no bot behind. The setting stays
+    across exec; a sandboxed start gets the same from its launcher (setpriv --pdeathsig)."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def child_lifeline() -> Callable[[], None] | None:
+    """The `preexec_fn` for a local bot process: it dies with us. Only from the main thread: the
+    signal follows the thread that forked, and a worker thread ending would kill a bot that is
+    still in use; other threads rely on the process group that `stop_process_group` ends."""
+    if _PRCTL is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return _die_with_parent
+
+
 def _spawn(
     manifest: Manifest,
     command: Sequence[str],
@@ -440,6 +479,7 @@ def _spawn(
     *,
     env: dict[str, str],
     pass_fds: tuple[int, ...] = (),
+    sandboxed: bool = False,
 ) -> RunningBot:
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -451,6 +491,7 @@ def _spawn(
             start_new_session=True,
             env=env,
             pass_fds=pass_fds,
+            preexec_fn=None if sandboxed else child_lifeline(),
         )
     return RunningBot(manifest, address, process, log_path, scratch)
 

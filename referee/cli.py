@@ -15,6 +15,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,19 +23,28 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table as RichTable
 
 from referee import __version__, arena_cli, compare, replay
 from referee.botfolder import (
     BotFolderError,
     build,
+    child_lifeline,
     load_manifest,
     resolve_command,
     stop_process_group,
     wait_until_serving,
 )
-from referee.check import EXPECTED, GameReport, check_game, passed
+from referee.check import EXPECTED, CheckPlan, GameReport, check_games, passed, table_sizes
 from referee.games import all_games, get_game
 from referee.games.base import Game, GameError
 from referee.lineup import BotSpec, Lineup, parse_bot
@@ -46,6 +56,15 @@ from referee.viewer import view_replay_file
 
 USAGE_ERROR = 2
 VERIFY_FAILED = 1
+CHECK_GAMES = 1
+"""Seeds per table size `septet check` plays by default (more while a situation is unseen)."""
+CHECK_BUDGET = 45.0
+"""Seconds after which `septet check` starts no new game by default: with the last game and the
+report, a check ends within a minute on two cores even for a bot using all its decision time."""
+CHECK_OPPONENT = "greedy"
+"""The built-in player in the seats a check's bot does not fill."""
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that end a command like Ctrl-C does: every process it started is stopped first."""
 
 MATCH_EXAMPLES = """\
 examples:
@@ -158,21 +177,48 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser(
         "check",
         help="a conformance report for a bot: legal answers, errors, timeouts, latency",
-        description="Play the bot in every seat of seeded games of each game it declares (smallest and "
-        "largest table), until every edge situation was asked; list illegal answers, errors, "
-        "timeouts and the slowest decisions. Exit 0 on pass, 1 on fail.",
+        description="Play the bot in seeded games of each game it declares (smallest and largest "
+        "table; one seat by default, every seat with --all-seats) with the platform's time control, "
+        "until every edge situation was asked or the time budget is spent; list illegal answers, "
+        "errors, timeouts and the slowest decisions. Exit 0 on pass, 1 on fail.",
         epilog="examples:\n  septet check bots/examples/greedy\n"
-        "  septet check 127.0.0.1:50052 --game oh-hell",
+        "  septet check 127.0.0.1:50052 --game oh-hell\n"
+        "  septet check bots/examples/montecarlo --games 5 --all-seats --budget 0   (a longer run)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("bot", metavar="BOT", help="a bot folder, an address, or a built-in bot")
     check.add_argument("--game", action="append", metavar="GAME", help="only this game id (repeatable)")
     check.add_argument(
-        "--games", type=int, default=10, metavar="K", help="seeds per table size (default: 10)"
+        "--games",
+        type=int,
+        default=CHECK_GAMES,
+        metavar="K",
+        help=f"seeds per table size (default: {CHECK_GAMES}; more are played until every edge "
+        "situation was asked)",
+    )
+    check.add_argument(
+        "--all-seats",
+        action="store_true",
+        help="the bot fills every seat (default: one seat, moving each game; greedy in the others)",
+    )
+    check.add_argument(
+        "--budget",
+        type=float,
+        default=CHECK_BUDGET,
+        metavar="SECONDS",
+        help=f"start no game after this many seconds (default: {CHECK_BUDGET:g}; 0: no limit)",
     )
     check.add_argument("--seed", type=int, default=1, metavar="S", help="first seed (default: 1)")
-    check.add_argument("--decision-time", type=float, default=1.0, metavar="SECONDS")
-    check.add_argument("--bank", type=float, default=10.0, metavar="SECONDS")
+    check.add_argument(
+        "--decision-time",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="per decision, as on the platform (default: 1)",
+    )
+    check.add_argument(
+        "--bank", type=float, default=10.0, metavar="SECONDS", help="time bank per game (default: 10)"
+    )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--sandbox", action="store_true", help=LOCAL_RUN_HELP)
 
@@ -203,6 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command: Any = extension.load()
         return int(command(words[1:]))
     args = _parser().parse_args(words)
+    _stop_on_signals()
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     try:
         if args.command == "match":
@@ -397,8 +444,9 @@ def _bot_serve(folder: Path, address: str, out: Console) -> int:
     manifest = load_manifest(folder)
     build(manifest, quiet=False)
     command = resolve_command(manifest.command, address)
-    process = subprocess.Popen(command, cwd=manifest.folder, start_new_session=True)
-    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop ends the bot too
+    process = subprocess.Popen(
+        command, cwd=manifest.folder, start_new_session=True, preexec_fn=child_lifeline()
+    )
     try:
         try:
             wait_until_serving(address, 15.0, process=process)
@@ -419,6 +467,14 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGHUP (a closed terminal, a service manager, `timeout`) unwind like Ctrl-C, so
+    the `with` blocks owning bot processes stop them. A tool killed outright (SIGKILL) cannot
+    unwind: its local bots die with it by PR_SET_PDEATHSIG (`referee.botfolder`)."""
+    for signum in STOPPING_SIGNALS:
+        signal.signal(signum, _interrupt)
+
+
 def _check(args: argparse.Namespace, out: Console) -> int:
     spec = parse_bot(args.bot)
     declared = load_manifest(spec.text).games if spec.kind == "folder" else tuple(all_games())
@@ -429,14 +485,18 @@ def _check(args: argparse.Namespace, out: Console) -> int:
             raise UsageError(f"{spec.name} does not declare {game_id} (its games: {', '.join(declared)})")
     if args.games < 1:
         raise UsageError(f"--games must be at least 1, not {args.games}")
+    if args.budget < 0:
+        raise UsageError(f"--budget must be 0 (no limit) or more, not {args.budget:g}")
     time_control = TimeControl(args.decision_time, args.bank)
-    reports = []
+    started = time.monotonic()
+    deadline = started + args.budget if args.budget else None
     err = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("games"),
+        TimeElapsedColumn(),
         console=err,
         transient=True,
         disable=args.json or not err.is_terminal,
@@ -444,30 +504,46 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     sandbox = Sandbox() if args.sandbox else None
     if sandbox is not None:
         err.print(describe_limits(), markup=False, highlight=False)
-    with progress, Lineup([spec], get_game(wanted[0]), sandbox=sandbox) as lineup:
-        for game_id in wanted:
-            game = get_game(game_id)
-            lineup.game = game
-            task = progress.add_task(f"check {game_id}", total=args.games * 2)
-            reports.append(
-                check_game(
-                    lineup,
-                    game,
-                    games=args.games,
-                    seed=args.seed,
-                    time_control=time_control,
-                    on_game=functools.partial(_advance, progress, task),
-                )
-            )
+    opponent = parse_bot(CHECK_OPPONENT)
+    plan = CheckPlan(args.games, args.seed, time_control, all_seats=args.all_seats, deadline=deadline)
+    games = [get_game(game_id) for game_id in wanted]
+    with progress, Lineup([spec, opponent], games[0], sandbox=sandbox) as lineup:
+        tasks = {
+            game.id: progress.add_task(f"check {game.id}", total=args.games * len(table_sizes(game)))
+            for game in games
+        }
+        reports = check_games(lineup, games, plan, functools.partial(_advance, progress, tasks))
     ok = passed(reports)
+    seconds = time.monotonic() - started
     if args.json:
-        print(json.dumps({"bot": spec.name, "passed": ok, "games": [r.to_json() for r in reports]}, indent=2))
+        per_game = [report.to_json() for report in reports]
+        summary = {"bot": spec.name, "passed": ok, "seconds": round(seconds, 1), "games": per_game}
+        print(json.dumps(summary, indent=2))
     else:
         _print_check(spec.name, reports, ok, out)
+        out.print(_longer_run_hint(args, reports, seconds), markup=False)
     return 0 if ok else VERIFY_FAILED
 
 
-def _advance(progress: Progress, task: TaskID, *_: object) -> None:
+def _longer_run_hint(args: argparse.Namespace, reports: Sequence[GameReport], seconds: float) -> str:
+    """How long the check took and how to ask for more of it."""
+    cut = [report.game for report in reports if report.cut_short]
+    more = f"--games {args.games * 5}" + ("" if args.all_seats else " --all-seats")
+    if cut:
+        return (
+            f"checked in {seconds:.0f} s; the {args.budget:g} s budget cut short {', '.join(cut)}: "
+            f"--budget 0 {more} for a longer run"
+        )
+    return f"checked in {seconds:.0f} s; {more} for a longer run"
+
+
+def _advance(progress: Progress, tasks: dict[str, TaskID], game_id: str, *_: object) -> None:
+    """One game of a check done; a game played past the planned ones (a situation still unseen)
+    grows the bar rather than overflowing it."""
+    task = tasks[game_id]
+    current = next(shown for shown in progress.tasks if shown.id == task)
+    if current.total is not None and current.completed + 1 > current.total:
+        progress.update(task, total=current.completed + 1)
     progress.advance(task)
 
 

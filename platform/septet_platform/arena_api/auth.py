@@ -28,6 +28,8 @@ USER_REQUIRED = frozenset(
     for method in (
         "SubmitBot",
         "RequestChallenge",
+        "GetChallenge",
+        "SetChallengesAccepted",
         "EnterTournament",
         # Match reads: what a caller may see of a match depends on who they are (forfeit reasons
         # of their own seats), and an anonymous caller cannot be counted or refused by name.

@@ -19,6 +19,8 @@ from referee.botfolder import BotFolderError
 from referee.protocol import arena_pb2 as pb
 from referee.protocol import arena_pb2_grpc
 from referee.replay import ReplayError
+from referee.stats import MeanInterval
+from septet_platform.arena_api import challenges as challenge_reads
 from septet_platform.arena_api import selectors, services
 from septet_platform.arena_api.auth import current_user
 from septet_platform.bots.archives import CHUNK, DEFAULT_LIMITS, ArchiveLimits, ArchiveRejected
@@ -115,6 +117,45 @@ def _match(match: Match, *, viewer: AbstractBaseUser | None, published: bool) ->
 def _one_match(match: Match) -> pb.MatchInfo:
     """One match as the current caller may see it."""
     return _match(match, viewer=current_user.get(), published=selectors.match_is_published(match))
+
+
+def _interval(interval: MeanInterval | None) -> pb.MeanInterval:
+    if interval is None or interval.n == 0:
+        return pb.MeanInterval()
+    return pb.MeanInterval(mean=interval.mean, low=interval.low, high=interval.high, n=interval.n)
+
+
+def _challenge(
+    results: challenge_reads.ChallengeResults, *, viewer: AbstractBaseUser | None
+) -> pb.ChallengeInfo:
+    """A challenge with its results and its matches as `viewer` may see them (seeds and replays
+    of published sets only, forfeit reasons of the viewer's seats only)."""
+    challenge = results.challenge
+    published = selectors.published_match_ids(results.matches)
+    return pb.ChallengeInfo(
+        id=challenge.pk,
+        game=challenge.ladder.game,
+        requester=challenge.requester.get_username(),
+        challenger=challenge.challenger.bot.name,
+        sets=challenge.sets,
+        sets_over=results.sets_over,
+        created=_time(challenge.created),
+        results=[
+            pb.ChallengeBotResult(
+                bot=result.bot,
+                version=result.version,
+                rank=_interval(result.rank),
+                score=_interval(result.score),
+                rank_difference=_interval(result.rank_difference),
+                forfeits=result.forfeits,
+            )
+            for result in results.results
+        ],
+        matches=[
+            _match(match, viewer=viewer, published=match.pk in published)  # unrated: no changes
+            for match in results.matches
+        ],
+    )
 
 
 def _not_found(context: grpc.ServicerContext, error: Exception) -> NoReturn:
@@ -250,18 +291,51 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         assert user is not None  # the interceptor refuses anonymous challenges
         seats = [(seat.bot, seat.version) for seat in request.seats]
         try:
-            match = services.challenge_request(
-                requester=user, game=request.game, seats=seats, seed=request.seed
+            challenge = services.challenge_request(
+                requester=user,
+                game=request.game,
+                seats=seats,
+                seed=request.seed,
+                sets=request.sets or 1,
             )
         except ObjectDoesNotExist as error:
             _not_found(context, error)
         except services.ChallengeInvalid as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except services.ChallengeRefused as error:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
         except services.ChallengeNotYours as error:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
         except services.ChallengesExhausted as error:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
-        return pb.RequestChallengeResponse(match=_one_match(selectors.match_get(match_id=match.pk)))
+        match_ids = list(challenge.matches.order_by("id").values_list("id", flat=True))
+        return pb.RequestChallengeResponse(
+            match=_one_match(selectors.match_get(match_id=match_ids[0])),
+            challenge_id=challenge.pk,
+            match_ids=match_ids,
+        )
+
+    def GetChallenge(
+        self, request: pb.GetChallengeRequest, context: grpc.ServicerContext
+    ) -> pb.ChallengeInfo:
+        try:
+            challenge = challenge_reads.challenge_get(challenge_id=request.challenge_id)
+        except ObjectDoesNotExist as error:
+            _not_found(context, error)
+        return _challenge(challenge_reads.challenge_results(challenge), viewer=current_user.get())
+
+    def SetChallengesAccepted(
+        self, request: pb.SetChallengesAcceptedRequest, context: grpc.ServicerContext
+    ) -> pb.SetChallengesAcceptedResponse:
+        user = current_user.get()
+        assert user is not None  # the interceptor refuses anonymous calls
+        try:
+            bot = services.challenges_accepted_set(owner=user, bot=request.bot, accepts=request.accepts)
+        except ObjectDoesNotExist as error:
+            _not_found(context, error)
+        except services.ChallengeNotYours as error:
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
+        return pb.SetChallengesAcceptedResponse(bot=bot.name, accepts=bot.accepts_challenges)
 
     def FollowMatch(
         self, request: pb.FollowMatchRequest, context: grpc.ServicerContext
