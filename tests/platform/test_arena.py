@@ -419,13 +419,13 @@ def test_a_challenge_creates_an_unrated_match_of_the_given_active_versions_and_q
     match = Match.objects.get(pk=answer.match.id)
     assert (match.kind, match.rated, match.status) == ("challenge", False, "scheduled")
     assert match.seed > 0 and answer.match.seed == 0  # random, and hidden until the match is over
-    assert queued["match"].queues == ["challenges"]
+    assert queued["match"].queues == ["challenges"] * 3  # one set: a match per seat rotation
     assert [(seat.bot, seat.version) for seat in answer.match.seats] == [
         ("alpha", 2),
         ("beta", 1),
         ("gamma", 1),
     ]
-    assert queued["match"].calls == [match.pk]
+    assert queued["match"].calls == list(answer.match_ids) and answer.match_ids[0] == match.pk
 
 
 def test_a_bad_challenge_is_refused_and_creates_no_match(

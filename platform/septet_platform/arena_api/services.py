@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from septet_platform.accounts.limits import Limit
+from septet_platform.arena_api.models import Challenge
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveLimits
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.services import bot_version_submit
@@ -28,8 +29,9 @@ SEED_BITS = 62
 SUBMISSION_WINDOW = timedelta(hours=1)
 CHALLENGE_WINDOW = timedelta(hours=1)
 CHALLENGE_QUEUE = "challenges"
-"""Challenges run on a queue of their own, below rated play: a flood of them cannot hold up the
-ladder, and a worker consumes it only when asked to (see settings.SEPTET_QUEUES)."""
+"""Challenges run on a queue of their own (see settings.SEPTET_QUEUES and matches.queues)."""
+MAX_CHALLENGE_SETS = 20
+"""Duplicate sets one challenge may ask for: 20 sets give a mean rank to about +-0.3."""
 
 
 class ChallengeInvalid(ValueError):
@@ -37,7 +39,11 @@ class ChallengeInvalid(ValueError):
 
 
 class ChallengeNotYours(PermissionError):
-    """A challenge seating none of the requester's own bots."""
+    """A challenge seating none of the requester's own bots, or a switch of another user's bot."""
+
+
+class ChallengeRefused(PermissionError):
+    """A seated bot's owner turned challenges against it off."""
 
 
 class ChallengesExhausted(Exception):
@@ -86,14 +92,26 @@ def _lock_user(user: AbstractBaseUser) -> None:
 
 
 def challenge_request(
-    *, requester: AbstractBaseUser, game: str, seats: Sequence[tuple[str, int]], seed: int = 0
-) -> Match:
-    """An unrated CHALLENGE match on `game`'s ladder seating, in order, each (bot name, version
-    number; 0 for its latest ACTIVE version), queued on the low-priority `challenges` queue once
-    created, always with a random seed. Ladder.DoesNotExist or Bot.DoesNotExist for an unknown
-    game or bot; ChallengeInvalid for anything else wrong; ChallengeNotYours when `requester`
-    owns none of the seated bots (nobody matches strangers' bots against each other);
-    ChallengesExhausted past the requester's or a seated bot's hourly limit."""
+    *,
+    requester: AbstractBaseUser,
+    game: str,
+    seats: Sequence[tuple[str, int]],
+    seed: int = 0,
+    sets: int = 1,
+) -> Challenge:
+    """An unrated challenge on `game`'s ladder: `sets` duplicate sets of the seating `seats`,
+    each (bot name, version number; 0 for its latest ACTIVE version); the first of the
+    requester's own bots seated is the challenger, whose results the challenge reports against
+    the others. Each set has its own random seed and one CHALLENGE match per seat rotation; all
+    are queued on the `challenges` queue once created, whose priority puts them after
+    qualification and tournaments and before the ladder (see matches.queues).
+
+    Ladder.DoesNotExist or Bot.DoesNotExist for an unknown game or bot; ChallengeInvalid for
+    anything else wrong (a chosen seed among them: the challenger never picks the deal);
+    ChallengeNotYours when none of the seated bots is the requester's; ChallengeRefused when a
+    seated bot's owner turned challenges off; ChallengesExhausted past the requester's or a
+    seated bot's hourly limits (requests, and matches: a request of N sets counts all its
+    matches). A refused challenge creates, queues and counts nothing."""
     ladder = Ladder.objects.filter(game=game).first()
     if ladder is None:
         raise Ladder.DoesNotExist(f"no ladder for game {game!r}")
@@ -105,32 +123,91 @@ def challenge_request(
         raise ChallengeInvalid(
             f"a challenge's seed is always random (a chosen deal is a known deal): send 0, not {seed}"
         )
+    if not 1 <= sets <= MAX_CHALLENGE_SETS:
+        raise ChallengeInvalid(f"a challenge plays 1-{MAX_CHALLENGE_SETS} duplicate sets, not {sets}")
     versions = [_active_version(name=name, number=number, game=game) for name, number in seats]
     targets = _challenge_targets(requester, versions)
+    _challenges_accepted_check(targets)
+    match_count = sets * len(versions)
     with transaction.atomic():
         _lock_counters(requester, targets)
-        _challenge_limits_check(requester, targets)
+        _challenge_limits_check(requester, targets, match_count)
+        challenger = next(version for version in versions if version.bot.owner_id == requester.pk)
+        challenge = Challenge.objects.create(
+            requester=requester, ladder=ladder, challenger=challenger, sets=sets
+        )
+        matches = [
+            match
+            for number in range(sets)
+            for match in _challenge_set(challenge, versions, f"challenge-{challenge.pk}-{number + 1}")
+        ]
+        challenge.matches.add(*matches)
+        _challenge_count(requester, targets, match_count)
+        for match in matches:
+            transaction.on_commit(functools.partial(challenge_match_enqueue, match.pk))
+    return challenge
+
+
+def challenge_match_enqueue(match_id: int) -> None:
+    """Sends one challenge match to the workers on the challenges queue; the router
+    (matches.queues.route_task) gives it that queue's priority, as it does when it is queued
+    again."""
+    match_run_task.apply_async((match_id,), queue=CHALLENGE_QUEUE)
+
+
+def _challenge_set(challenge: Challenge, versions: Sequence[BotVersion], name: str) -> list[Match]:
+    """One duplicate set: a random seed, one match per rotation; in rotation r seat s holds
+    versions[(s + r) % n], so every bot plays every seat of the same deal."""
+    seed = secrets.randbits(SEED_BITS) or 1
+    matches = []
+    for rotation in range(len(versions)):
         match = Match.objects.create(
-            ladder=ladder,
+            ladder=challenge.ladder,
             kind=Match.Kind.CHALLENGE,
             rated=False,
-            seed=secrets.randbits(SEED_BITS) or 1,
+            seed=seed,
+            duplicate_set=name,
+            rotation=rotation,
         )
         Seat.objects.bulk_create(
-            Seat(match=match, seat=seat, bot_version=version) for seat, version in enumerate(versions)
+            Seat(match=match, seat=seat, bot_version=versions[(seat + rotation) % len(versions)])
+            for seat in range(len(versions))
         )
-        challenges_by_user().record(str(requester.pk))
-        for bot in targets:
-            challenges_of_bot().record(str(bot.pk))
-        transaction.on_commit(
-            functools.partial(match_run_task.apply_async, (match.pk,), queue=CHALLENGE_QUEUE)
-        )
-    return match
+        matches.append(match)
+    return matches
+
+
+def challenges_accepted_set(*, owner: AbstractBaseUser, bot: str, accepts: bool) -> Bot:
+    """Turns challenges against `owner`'s bot named `bot` on or off (others' challenges seating
+    it are refused while off; its owner's own still play). Bot.DoesNotExist for an unknown name,
+    ChallengeNotYours for another user's bot (nothing changes)."""
+    found = Bot.objects.filter(name=bot).first()
+    if found is None:
+        raise Bot.DoesNotExist(f"no bot named {bot!r}")
+    if found.owner_id != owner.pk:
+        raise ChallengeNotYours(f"{bot} is not your bot: only its owner turns its challenges on or off")
+    if found.accepts_challenges != accepts:
+        found.accepts_challenges = accepts
+        found.save(update_fields=["accepts_challenges"])
+    return found
+
+
+def _challenges_accepted_check(targets: Sequence[Bot]) -> None:
+    for bot in targets:
+        if not bot.accepts_challenges:
+            raise ChallengeRefused(f"{bot.name}'s owner does not accept challenges against it")
 
 
 def challenges_by_user() -> Limit:
     """Challenges one user may request per hour (settings.SEPTET_CHALLENGES_PER_HOUR)."""
     return Limit("challenge:user", settings.SEPTET_CHALLENGES_PER_HOUR, CHALLENGE_WINDOW)
+
+
+def challenge_matches_by_user() -> Limit:
+    """Challenge matches one user may queue per hour (settings.SEPTET_CHALLENGE_MATCHES_PER_HOUR):
+    a request of N sets at a table of k seats counts N x k, so --sets cannot multiply a request's
+    cost past what the user may spend."""
+    return Limit("challenge-matches:user", settings.SEPTET_CHALLENGE_MATCHES_PER_HOUR, CHALLENGE_WINDOW)
 
 
 def challenges_of_bot() -> Limit:
@@ -162,12 +239,20 @@ def _lock_counters(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
     list(Bot.objects.select_for_update().filter(pk__in=[bot.pk for bot in targets]).order_by("pk"))
 
 
-def _challenge_limits_check(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
+def _challenge_limits_check(requester: AbstractBaseUser, targets: Sequence[Bot], match_count: int) -> None:
     by_user = challenges_by_user()
     if by_user.exhausted(str(requester.pk)):
         raise ChallengesExhausted(
             f"challenge limit reached: {by_user.count} per hour per user; "
             f"try again in {by_user.wait_minutes(str(requester.pk))} min"
+        )
+    matches = challenge_matches_by_user()
+    used = matches.used(str(requester.pk))
+    if used + match_count > matches.count:
+        wait = f"; try again in {matches.wait_minutes(str(requester.pk))} min" if used else ""
+        raise ChallengesExhausted(
+            f"challenge match limit: {matches.count} matches per hour per user, {used} used, "
+            f"this challenge needs {match_count} (fewer --sets?){wait}"
         )
     of_bot = challenges_of_bot()
     for bot in targets:
@@ -176,6 +261,17 @@ def _challenge_limits_check(requester: AbstractBaseUser, targets: Sequence[Bot])
                 f"{bot.name} has been challenged {of_bot.count} times in the last hour; "
                 f"try again in {of_bot.wait_minutes(str(bot.pk))} min"
             )
+
+
+def _challenge_count(requester: AbstractBaseUser, targets: Sequence[Bot], match_count: int) -> None:
+    """Records one request for the requester and each target bot, and its matches for the
+    requester."""
+    challenges_by_user().record(str(requester.pk))
+    matches = challenge_matches_by_user()
+    for _ in range(match_count):
+        matches.record(str(requester.pk))
+    for bot in targets:
+        challenges_of_bot().record(str(bot.pk))
 
 
 def _active_version(*, name: str, number: int, game: str) -> BotVersion:

@@ -12,6 +12,9 @@ class Bot(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="bots")
     name = models.SlugField(max_length=40, unique=True)
     is_house = models.BooleanField(default=False)
+    accepts_challenges = models.BooleanField(
+        default=True, help_text="other users may seat it in their challenges (its owner's switch)"
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -149,18 +149,13 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # qualification must not wait behind a match backlog, maintenance (scheduling, reaping) is tiny.
 # Tournament matches have a queue of their own, so an event finishes in predictable time while
 # the ladder keeps going (give it dedicated workers for that).
-# Challenges (unrated, asked for by users) have the lowest priority and a queue of their own, so a
-# flood of them never delays rated play.
+# Challenges (unrated, asked for by users) have a queue of their own. The order in which a worker
+# takes waiting work is set by message priority, not by -Q order (Kombu rotates queues): see
+# septet_platform/matches/queues.py. Qualification first, then tournaments, then challenges, then
+# the ladder.
 SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments", "challenges")
 CELERY_TASK_DEFAULT_QUEUE = "matches"
-CELERY_TASK_ROUTES = {
-    "septet.match_run": {"queue": "matches"},
-    "septet.bot_version_qualify": {"queue": "qualification"},
-    "septet.matches_schedule": {"queue": "maintenance"},
-    "septet.matches_reap": {"queue": "maintenance"},
-    "septet.tournament_match_run": {"queue": "tournaments"},
-    "septet.tournaments_tick": {"queue": "maintenance"},
-}
+CELERY_TASK_ROUTES = ("septet_platform.matches.queues.route_task",)
 
 # Where bot archives and replays are kept.
 SEPTET_ARCHIVES_DIR = DATA_DIR / "archives"
@@ -200,6 +195,8 @@ SEPTET_SUBMISSIONS_PER_HOUR = int(os.environ.get("SEPTET_SUBMISSIONS_PER_HOUR", 
 # else's, in any rolling hour.
 SEPTET_CHALLENGES_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGES_PER_HOUR", "10"))
 SEPTET_CHALLENGES_PER_BOT_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGES_PER_BOT_PER_HOUR", "20"))
+# Challenge matches (every rotation of every set) one user may queue in any rolling hour.
+SEPTET_CHALLENGE_MATCHES_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGE_MATCHES_PER_HOUR", "200"))
 
 # Logs: one line per record on stderr; SEPTET_LOG_FORMAT=json (production's default) makes each a
 # JSON object whose extra fields (match_id, attempt, worker, ...) a log search can filter on.
