@@ -25,7 +25,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from referee import replay
+from referee import challenge_cli, replay
 from referee.packing import pack_folder
 from referee.protocol import arena_pb2 as pb
 from referee.protocol import arena_pb2_grpc
@@ -35,7 +35,9 @@ UPLOAD_CHUNK = 64 * 1024
 CALL_TIMEOUT = 30.0
 REMOTE_FAILED = 1
 QUALIFYING = "qualifying"
-COMMANDS = ("submit", "ladder", "matches", "tournament")
+COMMANDS = ("submit", "ladder", "matches", "tournament", "logs", challenge_cli.COMMAND)
+WAITING_SHOWN = 5
+"""`septet matches` lists a bot's finished matches and, apart, this many of its waiting ones."""
 
 
 class ArenaError(Exception):
@@ -92,15 +94,38 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
     matches = commands.add_parser(
         "matches",
         parents=[connection, as_json],
-        help="list a bot's recent matches on the platform",
-        description="A bot's matches, newest first, with each seat's score and rank (needs an API token). "
-        "Seeds show once a match's whole duplicate set is over.",
-        epilog="example:\n  septet matches greedy --game oh-hell --limit 5",
+        help="list a bot's recent matches on the platform: finished first",
+        description="A bot's finished matches, newest first, with each seat's score, rank and rating "
+        "change, then apart the queued and running ones (needs an API token). Seeds and replays show "
+        "once a match's whole duplicate set is over.",
+        epilog="examples:\n  septet matches greedy --game oh-hell --limit 5\n"
+        "  septet matches greedy --status waiting",
         formatter_class=raw,
     )
     matches.add_argument("bot", metavar="BOT")
     matches.add_argument("--game", default="", metavar="GAME", help="only this ladder's matches")
     matches.add_argument("--limit", type=int, default=20, metavar="N", help="at most N matches (default: 20)")
+    matches.add_argument(
+        "--status",
+        choices=("finished", "waiting", "all"),
+        default="",
+        help="only finished matches, only queued or running ones, or all newest first "
+        "(default: finished, then a few waiting ones apart)",
+    )
+
+    logs = commands.add_parser(
+        "logs",
+        parents=[connection, as_json],
+        help="what your bots wrote in a platform match (stdout and stderr), and why they forfeited",
+        description="Your own bots' output in a match (the last 64 KiB of each seat's stdout and stderr) "
+        "with each forfeit's full reason and the replay event it happened at (needs an API token). "
+        "Shown once the match's duplicate set is over, like its replay; nobody else sees it.",
+        epilog="example:\n  septet logs 1234",
+        formatter_class=raw,
+    )
+    logs.add_argument("match_id", type=int, metavar="MATCH_ID")
+
+    challenge_cli.add_parser(commands, parents=[connection, as_json])
 
     tournament = commands.add_parser(
         "tournament",
@@ -155,6 +180,10 @@ def run(args: argparse.Namespace, out: Console) -> int:
                 return _matches(client, args, out)
             if args.command == "tournament":
                 return _tournament(client, args, out)
+            if args.command == "logs":
+                return _logs(client, args, out)
+            if args.command == challenge_cli.COMMAND:
+                return challenge_cli.run(client, args, out)
             return _fetch(client, args, out)
     except ArenaError as error:
         print(f"septet: error: {error}", file=sys.stderr)
@@ -289,26 +318,70 @@ def _matches(client: _Client, args: argparse.Namespace, out: Console) -> int:
     _token_needed(args, "listing matches")
     if not 1 <= args.limit <= 100:
         raise ArenaError(f"--limit must be 1-100, not {args.limit}")
-    request = pb.ListMatchesRequest(bot=args.bot, game=args.game, page_size=args.limit)
-    matches = client.call("ListMatches", request).matches
+    status = args.status or "finished"
+    matches = _list_matches(client, args, "" if status == "all" else status, args.limit)
+    waiting = _list_matches(client, args, "waiting", WAITING_SHOWN) if not args.status else []
     if args.json:
-        print(json.dumps([_as_dict(match) for match in matches], indent=2))
+        print(json.dumps([_as_dict(match) for match in [*matches, *waiting]], indent=2))
         return 0
-    if not matches:
-        out.print(f"{args.bot} has no matches yet")
-        return 0
-    table = _table("match", "game", "kind", "status", "finished", "seats (score, rank)")
+    if matches:
+        out.print(_matches_table(matches, args.bot))
+        if any(match.has_replay for match in matches):
+            out.print("fetch a replay with: septet replay fetch MATCH; your bot's output: septet logs MATCH")
+    else:
+        out.print(f"{args.bot} has no {'' if status == 'all' else status + ' '}matches yet")
+    if waiting:
+        out.print(f"\nqueued or running (all of them: septet matches {args.bot} --status waiting):")
+        out.print(_matches_table(waiting, args.bot))
+    return 0
+
+
+def _list_matches(client: _Client, args: argparse.Namespace, status: str, limit: int) -> list[pb.MatchInfo]:
+    request = pb.ListMatchesRequest(bot=args.bot, game=args.game, page_size=limit, status=status)
+    return list(client.call("ListMatches", request).matches)
+
+
+def _matches_table(matches: list[pb.MatchInfo], bot: str) -> RichTable:
+    """One row per match: `bot`'s result (rank, score, rating change) first, then every seat."""
+    table = _table(
+        "match", "game", "kind", "status", "finished", "rank", "score", "rating", "seats (score, rank)"
+    )
     for match in matches:
+        own = next((seat for seat in match.seats if seat.bot == bot), None)
         table.add_row(
             str(match.id),
             match.game,
             match.kind + (" (rated)" if match.rated else ""),
-            match.status,
+            match.status + (" · replay" if match.has_replay else ""),
             match.finished[:19].replace("T", " "),
+            str(own.rank) if own is not None and own.HasField("rank") else "-",
+            str(own.score) if own is not None and own.HasField("score") else "-",
+            f"{own.rating_change:+d}" if own is not None and own.HasField("rating_change") else "-",
             ", ".join(_seat(seat) for seat in match.seats),
         )
-    out.print(table)
-    out.print("fetch a replay with: septet replay fetch MATCH")
+    return table
+
+
+def _logs(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    _token_needed(args, "reading a match's logs")
+    response = client.call("GetMatchLogs", pb.GetMatchLogsRequest(match_id=args.match_id))
+    if args.json:
+        print(json.dumps(_as_dict(response), indent=2))
+        return 0
+    for log in response.seats:
+        out.print(f"[bold]seat {log.seat}: {log.bot} v{log.version}[/bold]", highlight=False)
+        if log.forfeit_status:
+            at = f" at replay event {log.forfeit_event}" if log.HasField("forfeit_event") else ""
+            out.print(
+                f"forfeited ({log.forfeit_status}){at}: {log.forfeit_reason}", markup=False, highlight=False
+            )
+        if log.truncated:
+            out.print("(earlier output dropped: the last 64 KiB of whole lines are kept)", highlight=False)
+        if log.output:
+            sys.stdout.write(log.output if log.output.endswith("\n") else log.output + "\n")
+            sys.stdout.flush()
+        else:
+            out.print("(no output)", highlight=False)
     return 0
 
 

@@ -37,6 +37,7 @@ USER_REQUIRED = frozenset(
         "GetMatch",
         "GetReplay",
         "FollowMatch",
+        "GetMatchLogs",
     )
 )
 BEARER = "bearer "

@@ -11,12 +11,17 @@ challenge, say) is a set of its own.
 Forfeit reasons are the bot owner's: every copy of a match or replay shown to someone else has the
 reasons of seats they do not own blanked. The stored replay stays whole; the public copy differs
 only in reason texts, which verification (referee.replay.verify) never compares.
+
+A bot's output in a match (its seat log) is its owner's alone, and is shown under the replay's
+rule: a bot may print its own hand, and its hand in one rotation is a hand of another seat in the
+set's next rotation, so before the set is over even the owner sees none of it.
 """
 
 from __future__ import annotations
 
 import gzip
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +31,19 @@ from django.db.models import Q, QuerySet
 
 from referee import replay as replays
 from septet_platform.bots.models import Bot
-from septet_platform.ladders.models import Ladder
-from septet_platform.matches.models import Match
+from septet_platform.ladders import ratings
+from septet_platform.ladders.models import Ladder, RatingChange
+from septet_platform.matches.models import Match, SeatLog
 from septet_platform.matches.storage import replay_load
 
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 20
 OVER = frozenset({Match.Status.FINISHED, Match.Status.ABORTED, Match.Status.CANCELLED})
+WAITING = frozenset({Match.Status.SCHEDULED, Match.Status.RUNNING})
 UNPUBLISHED = "the seed and replay are published when its duplicate set is over"
+LOGS_UNPUBLISHED = "your bots' output in a match is shown when its duplicate set is over, like its replay"
+STATUS_FILTERS: dict[str, frozenset[str]] = {"finished": OVER, "waiting": WAITING}
+"""A match listing's `status` filter: matches that are over, or those queued or being played."""
 
 PUBLIC_COPY_GZIP_LEVEL = 6
 """A blanked copy is made per request: level 6 takes a third of level 9's time for a few % more."""
@@ -69,14 +79,19 @@ def _matches() -> QuerySet[Match]:
 
 
 def matches_page(
-    *, bot: str = "", game: str = "", page_size: int = 0, page_token: str = ""
+    *, bot: str = "", game: str = "", page_size: int = 0, page_token: str = "", status: str = ""
 ) -> tuple[list[Match], str]:
-    """A page of matches seating `bot` and/or on `game`'s ladder, newest first, and the token of
-    the next page ("" on the last). The token is the id the next page starts below."""
+    """A page of matches seating `bot` and/or on `game`'s ladder, only those over or only those
+    waiting if `status` says so (STATUS_FILTERS), newest first, and the token of the next page
+    ("" on the last). The token is the id the next page starts below."""
     size = page_size or DEFAULT_PAGE_SIZE
     if not 1 <= size <= MAX_PAGE_SIZE:
         raise BadPageRequest(f"page_size must be 0-{MAX_PAGE_SIZE}, not {page_size}")
+    if status and status not in STATUS_FILTERS:
+        raise BadPageRequest(f"status must be one of {', '.join(STATUS_FILTERS)} or empty, not {status!r}")
     matches = _matches().order_by("-id")
+    if status:
+        matches = matches.filter(status__in=STATUS_FILTERS[status])
     if page_token:
         if not page_token.isdigit():
             raise BadPageRequest(f"page_token {page_token!r} is not one this server gave")
@@ -192,3 +207,64 @@ def replay_for_viewer(*, match: Match, viewer: Viewer) -> bytes:
     if not replay_redacted(document, owned=owned_seats(match, viewer)):
         return stored
     return gzip.compress(replays.dumps(document), compresslevel=PUBLIC_COPY_GZIP_LEVEL, mtime=0)
+
+
+def rating_changes(matches: Iterable[Match]) -> dict[tuple[int, int], int]:
+    """The change of the displayed rating each (match id, bot version id) made, one query for all
+    of `matches`; a pair is missing when its match changed no rating (unrated, not yet rated, or
+    a duplicate set's rotation before its last)."""
+    changes = RatingChange.objects.filter(match_id__in=[match.pk for match in matches]).values_list(
+        "match_id", "rating__bot_version_id", "mu_before", "sigma_before", "mu_after", "sigma_after"
+    )
+    return {
+        (match_id, version_id): ratings.display(mu_after, sigma_after).rating
+        - ratings.display(mu_before, sigma_before).rating
+        for match_id, version_id, mu_before, sigma_before, mu_after, sigma_after in changes
+    }
+
+
+class LogsNotYours(PermissionError):
+    """The viewer has no bot seated in the match: no seat log of it is theirs to read."""
+
+
+@dataclass(frozen=True)
+class OwnSeatLog:
+    """One of the viewer's seats in a match: its forfeit if any, and what its bot wrote."""
+
+    seat: int
+    bot: str
+    version: int
+    forfeit_status: str
+    forfeit_reason: str
+    forfeit_event: int | None
+    output: str
+    truncated: bool
+
+
+def seat_logs_for_viewer(*, match: Match, viewer: Viewer) -> list[OwnSeatLog]:
+    """The seat logs of `viewer`'s own seats in `match` (by seat): LogsNotYours when they have
+    none there (an anonymous viewer never has), ReplayUnpublished before the set is over."""
+    owned = owned_seats(match, viewer)
+    if not owned:
+        raise LogsNotYours(f"none of your bots played match {match.pk}")
+    if not match_is_published(match):
+        raise ReplayUnpublished(f"match {match.pk}: {LOGS_UNPUBLISHED}")
+    logs = {log.seat_id: log for log in SeatLog.objects.filter(seat__match=match, seat__seat__in=owned)}
+    shown = []
+    for seat in sorted(match.seats.all(), key=lambda seat: seat.seat):
+        if seat.seat not in owned:
+            continue
+        log = logs.get(seat.pk)
+        shown.append(
+            OwnSeatLog(
+                seat=seat.seat,
+                bot=seat.bot_version.bot.name,
+                version=seat.bot_version.number,
+                forfeit_status=seat.forfeit_status,
+                forfeit_reason=seat.forfeit_reason,
+                forfeit_event=log.forfeit_event if log else None,
+                output=log.text if log else "",
+                truncated=log.truncated if log else False,
+            )
+        )
+    return shown

@@ -81,9 +81,17 @@ def _version(version: BotVersion, *, owner_sees: bool) -> pb.BotVersionInfo:
     )
 
 
-def _match(match: Match, *, viewer: AbstractBaseUser | None, published: bool) -> pb.MatchInfo:
+def _match(
+    match: Match,
+    *,
+    viewer: AbstractBaseUser | None,
+    published: bool,
+    changes: dict[tuple[int, int], int] | None = None,
+) -> pb.MatchInfo:
     """The match as `viewer` may see it: the seed only once `published` (its duplicate set is
-    over), forfeit reasons only of the viewer's own seats."""
+    over), forfeit reasons only of the viewer's own seats; each seat's rating change from
+    `changes` (selectors.rating_changes)."""
+    changes = changes or {}
     seats = sorted(match.seats.all(), key=lambda seat: seat.seat)
     owned = selectors.owned_seats(match, viewer)
     return pb.MatchInfo(
@@ -108,6 +116,7 @@ def _match(match: Match, *, viewer: AbstractBaseUser | None, published: bool) ->
                 rank=seat.rank,
                 forfeit_status=seat.forfeit_status,
                 forfeit_reason=seat.forfeit_reason if seat.seat in owned else "",
+                rating_change=changes.get((match.pk, seat.bot_version_id)),
             )
             for seat in seats
         ],
@@ -116,7 +125,12 @@ def _match(match: Match, *, viewer: AbstractBaseUser | None, published: bool) ->
 
 def _one_match(match: Match) -> pb.MatchInfo:
     """One match as the current caller may see it."""
-    return _match(match, viewer=current_user.get(), published=selectors.match_is_published(match))
+    return _match(
+        match,
+        viewer=current_user.get(),
+        published=selectors.match_is_published(match),
+        changes=selectors.rating_changes([match]),
+    )
 
 
 def _interval(interval: MeanInterval | None) -> pb.MeanInterval:
@@ -249,7 +263,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     ) -> pb.ListMatchesResponse:
         try:
             page, next_token = selectors.matches_page(
-                bot=request.bot, game=request.game, page_size=request.page_size, page_token=request.page_token
+                bot=request.bot,
+                game=request.game,
+                page_size=request.page_size,
+                page_token=request.page_token,
+                status=request.status,
             )
         except selectors.BadPageRequest as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
@@ -257,8 +275,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             _not_found(context, error)
         viewer = current_user.get()
         published = selectors.published_match_ids(page)
+        changes = selectors.rating_changes(page)
         return pb.ListMatchesResponse(
-            matches=[_match(match, viewer=viewer, published=match.pk in published) for match in page],
+            matches=[
+                _match(match, viewer=viewer, published=match.pk in published, changes=changes)
+                for match in page
+            ],
             next_page_token=next_token,
         )
 
@@ -404,3 +426,32 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         except tournament_services.TournamentError as error:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
         return pb.EnterTournamentResponse(tournament=tournament_messages.summary(tournament), bot=bot.name)
+
+    def GetMatchLogs(
+        self, request: pb.GetMatchLogsRequest, context: grpc.ServicerContext
+    ) -> pb.GetMatchLogsResponse:
+        try:
+            match = selectors.match_get(match_id=request.match_id)
+            logs = selectors.seat_logs_for_viewer(match=match, viewer=current_user.get())
+        except Match.DoesNotExist as error:
+            _not_found(context, error)
+        except selectors.LogsNotYours as error:
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
+        except selectors.ReplayUnpublished as error:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
+        return pb.GetMatchLogsResponse(
+            match_id=match.pk,
+            seats=[
+                pb.SeatLog(
+                    seat=log.seat,
+                    bot=log.bot,
+                    version=log.version,
+                    forfeit_status=log.forfeit_status,
+                    forfeit_reason=log.forfeit_reason,
+                    forfeit_event=log.forfeit_event,
+                    output=log.output,
+                    truncated=log.truncated,
+                )
+                for log in logs
+            ],
+        )

@@ -13,9 +13,10 @@ interval.
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -27,10 +28,14 @@ from referee import replay as replays
 from referee.stats import MeanInterval, mean_interval
 from septet_platform.arena_api.selectors import (
     UNPUBLISHED,
+    LogsNotYours,
+    OwnSeatLog,
+    ReplayUnpublished,
     Viewer,
     match_is_published,
     match_replay_path,
     owned_seats,
+    seat_logs_for_viewer,
 )
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders import ratings
@@ -322,7 +327,8 @@ class RoundRow:
 class MatchDetail:
     """What the match page shows; `replay_error` says why the rounds are missing, if they are.
     `published`: the seed and replay may be shown (arena_api.selectors' publication rule);
-    `owned_seats`: the seats whose forfeit reasons this viewer may read (their own bots')."""
+    `owned_seats`: the seats whose forfeit reasons this viewer may read (their own bots');
+    `logs`: what those seats' bots wrote, once the set is over (`logs_note` says why not yet)."""
 
     match: Match
     seats: list[Seat]
@@ -331,6 +337,8 @@ class MatchDetail:
     replay_error: str = ""
     published: bool = False
     owned_seats: frozenset[int] = frozenset()
+    logs: list[OwnSeatLog] = field(default_factory=list)
+    logs_note: str = ""
 
 
 def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
@@ -342,7 +350,19 @@ def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
     seats = list(match.seats.select_related("bot_version__bot__owner").order_by("seat"))
     owned = frozenset(owned_seats(match, viewer))
     if not match_is_published(match):
-        return MatchDetail(match, seats, [], has_replay=False, replay_error=UNPUBLISHED, owned_seats=owned)
+        note = "your bot's output is shown when its duplicate set is over, like the replay" if owned else ""
+        return MatchDetail(
+            match, seats, [], has_replay=False, replay_error=UNPUBLISHED, owned_seats=owned, logs_note=note
+        )
+    detail = _published_match_detail(match, seats, owned)
+    if owned:
+        with contextlib.suppress(LogsNotYours, ReplayUnpublished):  # both checked above
+            detail = replace(detail, logs=seat_logs_for_viewer(match=match, viewer=viewer))
+    return detail
+
+
+def _published_match_detail(match: Match, seats: list[Seat], owned: frozenset[int]) -> MatchDetail:
+    """A published match's detail with its rounds read from the replay (or why they are missing)."""
     try:
         _, document = replay_load(match, match_replay_path(match=match))
     except FileNotFoundError as missing:
