@@ -82,7 +82,8 @@ def test_bot_page_shows_versions_rating_chart_and_recent_matches(client: Client,
     assert "v1" in page and "v2" in page and "Failed" in page
     assert '<svg class="chart"' in page and "<polyline" in page
     profile = response.context["profile"]
-    assert [seat.match_id for seat in profile.recent] == [site.running.pk, site.forfeited.pk, site.match.pk]
+    assert [row.seat.match_id for row in profile.results] == [site.forfeited.pk, site.match.pk]
+    assert [seat.match_id for seat in profile.waiting] == [site.running.pk]
     assert profile.ratings[0].chart is not None and profile.ratings[0].chart.points == 2
 
 
@@ -223,12 +224,12 @@ def test_how_ratings_work_states_the_scale_the_ladders_use(client: Client, db: N
     assert "1500 + 29.5 × (μ − 25.0)" in page
 
 
-def test_recent_matches_of_a_busy_bot_stop_at_twenty(client: Client, site: Site) -> None:
+def test_results_of_a_busy_bot_come_twenty_a_page(client: Client, site: Site) -> None:
     for seed in range(21):
         match_play_recorded(site.ladder, [site.alpha, site.beta, site.scripted], seed=100 + seed)
     profile = client.get("/bots/beta/").context["profile"]
-    assert len(profile.recent) == 20
-    assert profile.recent[0].match_id == Match.objects.order_by("-id").first().pk
+    assert len(profile.results.object_list) == 20 and profile.results.paginator.num_pages == 2
+    assert profile.results.object_list[0].seat.match_id == Match.objects.order_by("-id").first().pk
 
 
 def test_bot_page_shows_its_complete_duplicate_sets_and_their_mean_rank(client: Client, site: Site) -> None:

@@ -22,12 +22,15 @@ from typing import Any, NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.paginator import Page, Paginator
+from django.db import models
 from django.db.models import QuerySet
 
 from referee import replay as replays
 from referee.stats import MeanInterval, mean_interval
 from septet_platform.arena_api.selectors import (
+    OVER,
     UNPUBLISHED,
+    WAITING,
     LogsNotYours,
     OwnSeatLog,
     ReplayUnpublished,
@@ -35,6 +38,8 @@ from septet_platform.arena_api.selectors import (
     match_is_published,
     match_replay_path,
     owned_seats,
+    published_match_ids,
+    rating_changes,
     seat_logs_for_viewer,
 )
 from septet_platform.bots.models import Bot, BotVersion
@@ -47,6 +52,13 @@ from septet_platform.web.charts import Chart, rating_chart
 
 LADDER_PAGE_SIZE = 50
 RECENT_MATCHES = 20
+MATCHES_PER_PAGE = 20
+"""A bot page's (and the match list's) matches are shown this many a page."""
+WAITING_SHOWN = 10
+"""Beside its results, a bot page lists this many of its queued or running matches."""
+MATCH_FILTERS = ("finished", "waiting")
+"""The `status` filter of the bot page and the match list: matches that are over (the default,
+results first) or those queued or being played."""
 RECENT_DUPLICATE_SETS = 10
 CHART_POINTS = 200
 """The rating-history chart shows a ladder's last this many rating changes of a bot."""
@@ -179,7 +191,10 @@ class BotProfile:
     bot: Bot
     versions: list[BotVersion]
     ratings: list[LadderRating]
-    recent: list[Seat]
+    results: Page[ResultRow]
+    status: str
+    waiting: list[Seat]
+    waiting_count: int
     owner_sees: bool
     forfeits: list[Seat] = field(default_factory=list)
     duplicate_sets: list[DuplicateSet] = field(default_factory=list)
@@ -211,12 +226,65 @@ class DuplicateSummary:
     mean_rank: MeanInterval
 
 
-def bot_profile(*, bot: Bot, viewer: AbstractBaseUser | AnonymousUser) -> BotProfile:
-    """The bot's versions, ratings with history, recent seats, and (for its owner) forfeits."""
+@dataclass(frozen=True)
+class ResultRow:
+    """One of a bot's matches as its page lists it: its seat (rank, score), the table's size, the
+    rating change the match made (None when it made none) and whether its replay may be linked."""
+
+    seat: Seat
+    players: int
+    rating_change: int | None
+    replay: bool
+
+
+def match_filter(status: str) -> str:
+    """The bot page's `status` filter from the query string: unknown values show results."""
+    return status if status in MATCH_FILTERS else "finished"
+
+
+def bot_results(*, bot: Bot, status: str = "finished", page: str | int = 1) -> Page[ResultRow]:
+    """One page of the bot's matches that are over (or, with status "waiting", queued or
+    running), newest first, each with its table size, rating change and replay link."""
+    statuses = OVER if match_filter(status) == "finished" else WAITING
+    seats = (
+        Seat.objects.filter(bot_version__bot=bot, match__status__in=statuses)
+        .select_related("match__ladder", "bot_version")
+        .order_by("-match_id", "seat")
+    )
+    shown = Paginator(seats, MATCHES_PER_PAGE).get_page(page)
+    seated = list(shown.object_list)
+    matches = [seat.match for seat in seated]
+    sizes = dict(
+        Seat.objects.filter(match_id__in=[match.pk for match in matches])
+        .values("match_id")
+        .annotate(players=models.Count("id"))
+        .values_list("match_id", "players")
+    )
+    published = published_match_ids(matches)
+    changes = rating_changes(matches)
+    shown.object_list = [
+        ResultRow(
+            seat=seat,
+            players=sizes.get(seat.match_id, 0),
+            rating_change=changes.get((seat.match_id, seat.bot_version_id)),
+            replay=seat.match_id in published and bool(seat.match.replay),
+        )
+        for seat in seated
+    ]
+    return shown
+
+
+def bot_profile(
+    *, bot: Bot, viewer: AbstractBaseUser | AnonymousUser, status: str = "finished", page: str | int = 1
+) -> BotProfile:
+    """The bot's versions, ratings with history, its finished matches a page at a time (results
+    first; or its waiting ones with status "waiting"), a few waiting matches apart, and (for its
+    owner) forfeits."""
     owner_sees = bool(viewer.is_authenticated and viewer.pk == bot.owner_id)
     versions = list(BotVersion.objects.filter(bot=bot).order_by("-number"))
     seats = Seat.objects.filter(bot_version__bot=bot).select_related("match__ladder", "bot_version")
-    recent = list(seats.order_by("-match_id")[:RECENT_MATCHES])
+    status = match_filter(status)
+    waiting = seats.filter(match__status__in=WAITING)
     forfeits = (
         list(seats.exclude(forfeit_status="").order_by("-match_id")[:RECENT_MATCHES]) if owner_sees else []
     )
@@ -225,7 +293,10 @@ def bot_profile(*, bot: Bot, viewer: AbstractBaseUser | AnonymousUser) -> BotPro
         bot=bot,
         versions=versions,
         ratings=_bot_ratings(bot),
-        recent=recent,
+        results=bot_results(bot=bot, status=status, page=page),
+        status=status,
+        waiting=list(waiting.order_by("-match_id")[:WAITING_SHOWN]) if status == "finished" else [],
+        waiting_count=waiting.count(),
         owner_sees=owner_sees,
         forfeits=forfeits,
         duplicate_sets=sets[:RECENT_DUPLICATE_SETS],

@@ -52,12 +52,16 @@ def ladder(request: HttpRequest, game: str) -> HttpResponse:
 
 @require_GET
 def bot(request: HttpRequest, name: str) -> HttpResponse:
-    """A bot's versions, ratings with history and recent matches; logs for its owner only."""
+    """A bot's versions, ratings with history and its results first (?status=finished|waiting,
+    ?page=N); logs for its owner only."""
     try:
         found = bot_get(name=name)
     except Bot.DoesNotExist as missing:
         raise Http404(str(missing)) from None
-    return render(request, "web/bot.html", {"profile": selectors.bot_profile(bot=found, viewer=request.user)})
+    profile = selectors.bot_profile(
+        bot=found, viewer=request.user, status=request.GET.get("status", ""), page=request.GET.get("page", 1)
+    )
+    return render(request, "web/bot.html", {"profile": profile})
 
 
 @require_GET
