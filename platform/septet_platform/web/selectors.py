@@ -347,14 +347,23 @@ def duplicate_sets(*, bot: Bot, limit: int = 200) -> list[DuplicateSet]:
 
 
 def duplicate_summary(sets: Sequence[DuplicateSet]) -> list[DuplicateSummary]:
-    """Per game and table size: how many sets, and the mean of their mean ranks with its interval."""
+    """Per game and table size: how many sets, and the mean of their mean ranks with its interval
+    (clipped to the possible ranks)."""
     grouped: dict[tuple[str, int], list[float]] = defaultdict(list)
     for played in sets:
         grouped[(played.game, played.players)].append(played.mean_rank)
     return [
-        DuplicateSummary(game, players, len(ranks), mean_interval(ranks))
+        DuplicateSummary(game, players, len(ranks), rank_interval_clipped(mean_interval(ranks), players))
         for (game, players), ranks in sorted(grouped.items())
     ]
+
+
+def rank_interval_clipped(interval: MeanInterval, players: int) -> MeanInterval:
+    """The interval cut to the ranks a table of `players` can give, [1, players]: a t interval of
+    few, spread sets reaches past them (-1.93 to 4.43 at a table of 3), which no rank can be."""
+    low = min(max(interval.low, 1.0), float(players))
+    high = max(min(interval.high, float(players)), 1.0)
+    return replace(interval, low=low, high=high)
 
 
 def _bot_ratings(bot: Bot) -> list[LadderRating]:

@@ -774,7 +774,8 @@
 
   Viewer.prototype.syncSeek = function (shot) {
     var self = this;
-    var round = this.model.rounds[shot.roundSlot];
+    // Before the first round starts (step 0) the Round list shows round 1: so does the Trick list.
+    var round = this.model.rounds[Math.max(0, shot.roundSlot)];
     var slot = String(Math.max(0, shot.roundSlot));
     if (this.roundSelect.value !== slot || this.trickSelect.getAttribute("data-round") !== slot) {
       this.roundSelect.value = slot;
