@@ -235,7 +235,7 @@ def _challenge_targets(requester: AbstractBaseUser, versions: Sequence[BotVersio
 def _lock_counters(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
     """Row locks on the requester and the target bots, in a fixed order, so concurrent
     challenges count one after another (check then record) and none slips past a limit."""
-    type(requester)._default_manager.select_for_update().filter(pk=requester.pk).exists()
+    get_user_model()._default_manager.select_for_update().filter(pk=requester.pk).exists()
     list(Bot.objects.select_for_update().filter(pk__in=[bot.pk for bot in targets]).order_by("pk"))
 
 

@@ -1,8 +1,8 @@
 """The site's pages under the `web` namespace."""
 
-from django.urls import path
+from django.urls import include, path
 
-from septet_platform.web import account_views, views
+from septet_platform.web import account_views, challenge_views, views
 
 app_name = "web"
 
@@ -23,4 +23,5 @@ urlpatterns = [
     path("account/tokens/", account_views.tokens, name="tokens"),
     path("account/tokens/<str:prefix>/revoke/", account_views.token_revoke, name="token-revoke"),
     path("account/upload/", account_views.upload, name="upload"),
+    path("challenges/", include(challenge_views)),
 ]
