@@ -241,10 +241,17 @@ def _submit(client: _Client, args: argparse.Namespace, out: Console) -> int:
             f"{response.bot} version {version.number} qualified and is active on: {', '.join(version.games)}"
         )
         return 0
-    out.print(f"{response.bot} version {version.number} is {version.status}")
+    out.print(qualification_outcome(response.bot, version.number, version.status))
     if version.error_log:
         out.print(version.error_log.rstrip(), markup=False)
     return REMOTE_FAILED
+
+
+def qualification_outcome(bot: str, number: int, status: str) -> str:
+    """How a version that did not become active ended, in words ("failed qualification")."""
+    if status == "failed":
+        return f"{bot} version {number} failed qualification"
+    return f"{bot} version {number} is {status}"
 
 
 def _await_qualification(

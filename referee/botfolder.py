@@ -12,8 +12,8 @@ A bot folder is what an author writes, runs locally and submits, as it is:
 `host:port`); a first word `python` means the interpreter running Septet, so a bot uses the
 SDK from the same environment. `start_bot` starts the process in its own process group, waits
 until the standard gRPC health service says SERVING, and `RunningBot.stop` ends the whole group;
-a local process started from the main thread also dies with the tool (PR_SET_PDEATHSIG), so even
-a tool killed with SIGKILL leaves no bot running.
+a local process started from the main thread also dies with the tool (PR_SET_PDEATHSIG, set by
+`setpriv --pdeathsig KILL`), so even a tool killed with SIGKILL leaves no bot running.
 Given a `referee.sandbox.Sandbox`, the same process runs inside bubblewrap: no network, a
 read-only view of the runtime and of its folder, its socket in a private folder, limits; the
 platform always passes one for submitted bots, `septet match` on your own folders need not.
@@ -27,7 +27,6 @@ sandbox (`referee.building`), and plays only the built, read-only folder.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import hashlib
 import json
@@ -43,7 +42,7 @@ import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -435,39 +434,23 @@ def _info_pipe() -> tuple[int, int]:
     return read, high
 
 
-PR_SET_PDEATHSIG = 1
-"""prctl(2) option: the signal a process gets when the thread that started it ends."""
+SETPRIV = "setpriv"
+"""util-linux's setpriv: `--pdeathsig KILL` sets PR_SET_PDEATHSIG and execs the command."""
 
 
-def _load_prctl() -> Callable[..., int] | None:
-    """libc's prctl, loaded before any fork (a child must not load a library), or None off Linux."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-    return getattr(libc, "prctl", None)
+def lifeline() -> list[str]:
+    """Words to put before a local bot's command so it dies with the tool however the tool ends
+    (SIGKILL included): `setpriv --pdeathsig KILL --`, which survives into the bot's exec.
 
-
-_PRCTL = _load_prctl()
-
-
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: SIGKILL when its parent ends, however it ends
-    (kill -9 included), so a local tool killed outright leaves no bot behind. The setting stays
-    across exec; a sandboxed start gets the same from its launcher (setpriv --pdeathsig)."""
-    if _PRCTL is not None:
-        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-def child_lifeline() -> Callable[[], None] | None:
-    """The `preexec_fn` for a local bot process: it dies with us. Only from the main thread: the
-    signal follows the thread that forked, and a worker thread ending would kill a bot that is
-    still in use; other threads rely on the process group that `stop_process_group` ends."""
-    if _PRCTL is None or threading.current_thread() is not threading.main_thread():
-        return None
-    return _die_with_parent
+    Not a `preexec_fn`: Python code between fork and exec runs the at-fork handlers of gRPC, whose
+    child handler aborted the child now and then (exit -6 before serving). Only from the main
+    thread: the signal follows the thread that forked, and a worker thread ending would kill a bot
+    still in use; there (and where setpriv is missing) the process group that
+    `stop_process_group` ends is what stops the bot."""
+    if threading.current_thread() is not threading.main_thread():
+        return []
+    found = shutil.which(SETPRIV)
+    return [found, "--pdeathsig", "KILL", "--"] if found else []
 
 
 def _spawn(
@@ -483,7 +466,7 @@ def _spawn(
 ) -> RunningBot:
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            command,
+            [*command] if sandboxed else [*lifeline(), *command],
             cwd=manifest.folder,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -491,7 +474,6 @@ def _spawn(
             start_new_session=True,
             env=env,
             pass_fds=pass_fds,
-            preexec_fn=None if sandboxed else child_lifeline(),
         )
     return RunningBot(manifest, address, process, log_path, scratch)
 

@@ -8,16 +8,19 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.metadata
 import json
+import os
 import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 import webbrowser
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,7 @@ from referee import __version__, arena_cli, compare, replay
 from referee.botfolder import (
     BotFolderError,
     build,
-    child_lifeline,
+    lifeline,
     load_manifest,
     resolve_command,
     stop_process_group,
@@ -249,8 +252,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         command: Any = extension.load()
         return int(command(words[1:]))
     args = _parser().parse_args(words)
-    _stop_on_signals()
-    out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    with _stopping_on_signals():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Console(highlight=False, width=_output_width())
     try:
         if args.command == "match":
             return _match(args, out)
@@ -275,6 +282,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _output_width() -> int | None:
+    """The terminal's width (None: rich asks it), COLUMNS when set, else 120 for a pipe or file."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit():
+        return None
+    return 120
+
+
 def _parse_options(pairs: Sequence[str]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for pair in pairs:
@@ -292,7 +306,6 @@ def _match(args: argparse.Namespace, out: Console) -> int:
     game = get_game(args.game)
     options = game.check_options(_parse_options(args.option))
     specs = [parse_bot(word) for word in args.bots]
-    labels = _labels(specs)
     num_seats = seats_for(game, len(specs), args.players)
     seed = args.seed if args.seed is not None else secrets.randbelow(1_000_000)
     tables = schedule(num_seats, len(specs), args.games, seed, args.duplicate)
@@ -303,6 +316,7 @@ def _match(args: argparse.Namespace, out: Console) -> int:
         except OSError as error:
             raise UsageError(f"cannot create {args.replays}: {error.strerror}") from None
     with Lineup(specs, game, sandbox=Sandbox() if args.sandbox else None) as lineup:
+        labels = _labels(lineup.specs)  # a bot given by address under the name it reports
         return _play_series(args, out, game, options, labels, lineup, tables, seed, num_seats, time_control)
 
 
@@ -367,32 +381,12 @@ def _print_summary(game: Game, summary: Summary, out: Console, replays: Path | N
         f"[bold]{game.title}[/] ({game.id}), {summary.num_seats} players, {summary.played} games "
         f"from seed {summary.seed} ({rotation})"
     )
-    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("bot")
-    table.add_column("games", justify="right")
-    table.add_column("mean score", justify="right")
-    table.add_column("mean rank (95% CI)", justify="right")
-    for rank in range(1, summary.num_seats + 1):
-        table.add_column(f"#{rank}", justify="right")
-    table.add_column("forfeits", justify="right")
-    for bot in sorted(summary.bots, key=lambda record: record.rank_interval().mean):
-        interval = bot.rank_interval()
-        games = max(bot.games, 1)
-        shares = [f"{bot.ranks.count(rank) * 100 / games:.0f}%" for rank in range(1, summary.num_seats + 1)]
-        ci = f" [{interval.low:.2f}, {interval.high:.2f}]" if len(bot.unit_ranks) > 1 else ""
-        table.add_row(
-            bot.name,
-            str(bot.games),
-            f"{sum(bot.scores) / games:.1f}",
-            f"{interval.mean:.2f}{ci}",
-            *shares,
-            ", ".join(f"{count} {status}" for status, count in bot.forfeits.items()) or "0",
-        )
-    out.print(table)
+    out.print(results_table(summary))
+    out.print(forfeits_line(summary), markup=False)
     better = "higher" if game.higher_is_better else "lower"
     out.print(
-        f"rank 1 is best; scores: {better} is better. "
-        f"#N: share of games finished at rank N. {summary.decisions} decisions in {summary.seconds:.2f} s."
+        f"rank 1 is best; scores: {better} is better; #N: % of games finished at rank N. "
+        f"{summary.decisions} decisions in {summary.seconds:.2f} s."
     )
     if summary.aborted:
         out.print(f"{summary.aborted} games aborted by a safety cap (not ranked).")
@@ -400,6 +394,41 @@ def _print_summary(game: Game, summary: Summary, out: Console, replays: Path | N
         out.print(
             f"replays written to {replays}/ (check them with: septet replay verify {replays}/*.json.gz)"
         )
+
+
+def results_table(summary: Summary) -> RichTable:
+    """Per-bot results that fit 80 columns at the largest table (7 seats): one space between
+    columns, numbers and the interval never wrapped; only a long bot name folds."""
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    table.add_column("bot", overflow="fold", min_width=10)
+    table.add_column("games", justify="right", no_wrap=True)
+    table.add_column("mean score", justify="right", no_wrap=True)
+    table.add_column("mean rank (95% CI)", justify="right", no_wrap=True)
+    for rank in range(1, summary.num_seats + 1):
+        table.add_column(f"#{rank}", justify="right", no_wrap=True)
+    for bot in sorted(summary.bots, key=lambda record: record.rank_interval().mean):
+        interval = bot.rank_interval()
+        games = max(bot.games, 1)
+        shares = [f"{bot.ranks.count(rank) * 100 / games:.0f}" for rank in range(1, summary.num_seats + 1)]
+        ci = f" [{interval.low:.2f}, {interval.high:.2f}]" if len(bot.unit_ranks) > 1 else ""
+        table.add_row(
+            bot.name,
+            str(bot.games),
+            f"{sum(bot.scores) / games:.1f}",
+            f"{interval.mean:.2f}{ci}",
+            *shares,
+        )
+    return table
+
+
+def forfeits_line(summary: Summary) -> str:
+    """The bots' forfeits below the table (a column of them would not fit 80 columns)."""
+    lost = [
+        f"{bot.name} {', '.join(f'{count} {status}' for status, count in bot.forfeits.items())}"
+        for bot in summary.bots
+        if bot.forfeits
+    ]
+    return f"forfeits: {'; '.join(lost)}" if lost else "forfeits: none"
 
 
 def _replay_view(source: Path, output: Path | None, open_browser: bool) -> int:
@@ -444,9 +473,7 @@ def _bot_serve(folder: Path, address: str, out: Console) -> int:
     manifest = load_manifest(folder)
     build(manifest, quiet=False)
     command = resolve_command(manifest.command, address)
-    process = subprocess.Popen(
-        command, cwd=manifest.folder, start_new_session=True, preexec_fn=child_lifeline()
-    )
+    process = subprocess.Popen([*lifeline(), *command], cwd=manifest.folder, start_new_session=True)
     try:
         try:
             wait_until_serving(address, 15.0, process=process)
@@ -467,12 +494,21 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _stop_on_signals() -> None:
+@contextlib.contextmanager
+def _stopping_on_signals() -> Iterator[None]:
     """SIGTERM and SIGHUP (a closed terminal, a service manager, `timeout`) unwind like Ctrl-C, so
-    the `with` blocks owning bot processes stop them. A tool killed outright (SIGKILL) cannot
-    unwind: its local bots die with it by PR_SET_PDEATHSIG (`referee.botfolder`)."""
-    for signum in STOPPING_SIGNALS:
-        signal.signal(signum, _interrupt)
+    the `with` blocks owning bot processes stop them; the former handlers come back after (for a
+    caller running `main` in its own process). A tool killed outright (SIGKILL) cannot unwind: its
+    local bots die with it by PR_SET_PDEATHSIG (`referee.botfolder.lifeline`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; a caller's thread keeps the caller's
+        return
+    former = {signum: signal.signal(signum, _interrupt) for signum in STOPPING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in former.items():
+            signal.signal(signum, handler)
 
 
 def _check(args: argparse.Namespace, out: Console) -> int:
@@ -513,14 +549,15 @@ def _check(args: argparse.Namespace, out: Console) -> int:
             for game in games
         }
         reports = check_games(lineup, games, plan, functools.partial(_advance, progress, tasks))
+        name = lineup.specs[0].name  # a bot given by address: the name it reports
     ok = passed(reports)
     seconds = time.monotonic() - started
     if args.json:
         per_game = [report.to_json() for report in reports]
-        summary = {"bot": spec.name, "passed": ok, "seconds": round(seconds, 1), "games": per_game}
+        summary = {"bot": name, "passed": ok, "seconds": round(seconds, 1), "games": per_game}
         print(json.dumps(summary, indent=2))
     else:
-        _print_check(spec.name, reports, ok, out)
+        _print_check(name, reports, ok, out)
         out.print(_longer_run_hint(args, reports, seconds), markup=False)
     return 0 if ok else VERIFY_FAILED
 

@@ -38,8 +38,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table as RichTable
 
 from referee.games import get_game
 from referee.games.base import Game, GameError
@@ -396,16 +398,10 @@ def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
         game, field_size=len(args.field), players=args.players, sets=args.games, seed=seed
     )
     field_specs = [parse_bot(word) for word in field_for(num_seats, args.field)]
-    names = (specs[A].name, specs[B].name)
-    if names[A] == names[B] and specs[A].text != specs[B].text:
-        names = (specs[A].text, specs[B].text)
-    comparison = Comparison(
-        game, names, tuple(spec.name for spec in field_specs), num_seats, seed, settings, args.games
-    )
     time_control = TimeControl(args.decision_time, args.bank)
     err = Console(stderr=True)
     progress = Progress(
-        TextColumn(f"{game.id}: {names[B]} vs {names[A]}"),
+        TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("games (at most; stops when decided)"),
@@ -415,6 +411,9 @@ def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
     )
     sandbox = Sandbox() if args.sandbox else None
     with Lineup([*specs, *field_specs], game, sandbox=sandbox) as lineup, progress:
+        names = bot_names(lineup)
+        field_names = tuple(spec.name for spec in lineup.specs[B + 1 :])
+        comparison = Comparison(game, names, field_names, num_seats, seed, settings, args.games)
 
         def play(table: Table) -> MatchResult:
             players = lineup.players(table.seating, table.seed)
@@ -427,7 +426,7 @@ def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
                 match_id=new_match_id(),  # random: a bot learns nothing of the seed from it
             )
 
-        task = progress.add_task("games", total=len(tables))
+        task = progress.add_task(f"{game.id}: {names[B]} vs {names[A]}", total=len(tables))
         for _ in run_comparison(comparison, tables, play):
             progress.advance(task)
     if args.json:
@@ -435,6 +434,15 @@ def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
     else:
         print_report(comparison, out)
     return 0
+
+
+def bot_names(lineup: Lineup) -> tuple[str, str]:
+    """A's and B's names (a bot given by address as it names itself); what was typed when the
+    two are different bots of one name."""
+    a, b = lineup.specs[A], lineup.specs[B]
+    if a.name == b.name and a.text != b.text:
+        return a.text, b.text
+    return a.name, b.name
 
 
 def print_report(comparison: Comparison, out: Console) -> None:
@@ -448,13 +456,7 @@ def print_report(comparison: Comparison, out: Console) -> None:
         f"from seed {comparison.seed}",
     )
     out.print(f"A = {a}, B = {b}", markup=False)
-    better = "higher" if game.higher_is_better else "lower"
-    for label, interval, note in (
-        ("rank difference", comparison.rank_interval(), "A's mean rank minus B's: positive = B ranks better"),
-        ("score difference", comparison.score_interval(), f"B's mean score minus A's ({better} is better)"),
-    ):
-        ci = f" [{interval.low:+.3f}, {interval.high:+.3f}]" if interval.n > 1 else ""
-        out.print(f"  {label} per game: {interval.mean:+.3f}{ci} 95% CI  ({note})", markup=False)
+    out.print(differences_table(comparison))
     out.print(f"  test: {settings.hypotheses()}", markup=False)
     for bot, forfeits in zip((a, b), comparison.forfeits, strict=True):
         if forfeits:
@@ -463,4 +465,23 @@ def print_report(comparison: Comparison, out: Console) -> None:
             )
     if comparison.aborted:
         out.print(f"  {comparison.aborted} games aborted by a safety cap (not ranked)", markup=False)
-    out.print(f"[bold]{comparison.verdict_line()}[/]")
+    # One line, never cut (a script may look for it); a terminal folds it if it must.
+    out.print(f"[bold]{comparison.verdict_line()}[/]", soft_wrap=True)
+
+
+def differences_table(comparison: Comparison) -> RichTable:
+    """Both differences per game with their 95% intervals, in 80 columns: the numbers never
+    wrap, the explanation folds."""
+    better = "higher" if comparison.game.higher_is_better else "lower"
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    table.add_column("per game", no_wrap=True)
+    table.add_column("mean", justify="right", no_wrap=True)
+    table.add_column("95% CI", justify="right", no_wrap=True)
+    table.add_column("meaning", overflow="fold")
+    for label, interval, note in (
+        ("rank A-B", comparison.rank_interval(), "positive: B ranks better"),
+        ("score B-A", comparison.score_interval(), f"B's mean score minus A's ({better} is better)"),
+    ):
+        ci = f"[{interval.low:+.3f}, {interval.high:+.3f}]" if interval.n > 1 else ""
+        table.add_row(label, f"{interval.mean:+.3f}", ci, note)
+    return table

@@ -7,7 +7,8 @@ serving two seats would see both hands, and one kept across the rotations of a d
 would know the deal. Processes are kept between games of different seeds (a series of many seeds
 starts each seat's process once) and stopped after the series; one that died is replaced, so one
 crash costs that bot one game, not the series. An address is the user's own choice: the bot
-behind it serves every seat it is given. Given a `Sandbox`, bot folders run inside it as on the
+behind it serves every seat it is given, and plays under the name it reports (`reported_name`),
+else its address. Given a `Sandbox`, bot folders run inside it as on the
 platform (`septet match --sandbox`); by default your own folders run as plain processes.
 """
 
@@ -16,9 +17,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from referee.botfolder import (
     BotFolderError,
@@ -32,6 +36,7 @@ from referee.games.base import Game, GameError
 from referee.players import BUILTIN_PLAYERS, Player, builtin_player
 from referee.players.grpc_player import GrpcPlayer
 from referee.sandbox import Sandbox, SandboxError
+from referee.sdk import NAME_METADATA, REPORTABLE_NAME
 
 ADDRESS_TIMEOUT = 5.0
 """Seconds a bot given by address has to answer its health check before a series starts."""
@@ -70,6 +75,21 @@ def parse_bot(text: str) -> BotSpec:
     )
 
 
+def reported_name(address: str, timeout: float = ADDRESS_TIMEOUT) -> str | None:
+    """The name a bot at `address` reports (`referee.sdk.NAME_METADATA` on its health check's
+    answer), or None when it reports none or one that is not a plain short name."""
+    with grpc.insecure_channel(address) as channel:
+        check = health_pb2_grpc.HealthStub(channel).Check
+        try:
+            _, call = check.with_call(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
+        except grpc.RpcError:
+            return None
+        for key, value in call.initial_metadata() or ():
+            if key == NAME_METADATA and isinstance(value, str) and REPORTABLE_NAME.match(value):
+                return value
+    return None
+
+
 def _healthy(bot: RunningBot) -> bool:
     """Alive and answering its health check (a process may close its socket before it exits)."""
     if not bot.alive():
@@ -98,7 +118,8 @@ class Lineup:
     """Makes the players of each game; owns the bot processes it started (a context manager)."""
 
     def __init__(self, specs: list[BotSpec], game: Game, *, sandbox: Sandbox | None = None) -> None:
-        self.specs = specs
+        self.specs = list(specs)
+        """The bots; an address's name is the one it reports once `start` asked it."""
         self.game = game
         self.sandbox = sandbox
         self._idle: dict[str, list[_Process]] = {}
@@ -125,9 +146,10 @@ class Lineup:
             folders = list(dict.fromkeys(spec.text for spec in self.specs if spec.kind == "folder"))
             for text, process in zip(folders, self._launch(folders), strict=True):
                 self._idle.setdefault(text, []).append(process)
-            for spec in self.specs:
+            for index, spec in enumerate(self.specs):
                 if spec.kind == "address":
                     wait_until_serving(spec.text, ADDRESS_TIMEOUT)
+                    self.specs[index] = replace(spec, name=reported_name(spec.text) or spec.text)
         except (BotFolderError, SandboxError) as error:
             self.close()
             raise BotFolderError(str(error)) from None

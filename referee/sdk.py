@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import socket
 import stat
@@ -72,6 +73,39 @@ SIGNAL_POLL_SECONDS = 0.1
 """How often the serving main thread wakes up to run signal handlers."""
 UNIX_PATH_MAX = 107
 """The longest socket path the kernel accepts (sun_path is 108 bytes with its terminator)."""
+NAME_METADATA = "septet-bot-name"
+"""Initial metadata of every unary answer (the health check's too) naming the bot: bot.proto has
+no message for it, and a tool playing a bot by address shows this name instead of the address."""
+REPORTABLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
+"""Names a bot may report: plain ASCII, short; anything else is not sent nor shown."""
+
+
+class _NameInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
+    """Adds `NAME_METADATA` to the initial metadata of every unary call the server answers."""
+
+    def __init__(self, name: str) -> None:
+        self._metadata = ((NAME_METADATA, name),)
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        inner = handler.unary_unary
+        metadata = self._metadata
+
+        def named(request: Any, context: grpc.ServicerContext) -> Any:
+            context.send_initial_metadata(metadata)
+            return inner(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            named,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
 
 
 class Bot:
@@ -191,6 +225,7 @@ def create_server(bot: Bot, address: str) -> tuple[grpc.Server, str]:
     server = grpc.server(
         ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="septet-bot"),
         options=[("grpc.so_reuseport", 0)],
+        interceptors=[_NameInterceptor(bot.name)] if REPORTABLE_NAME.match(bot.name) else [],
     )
     bot_pb2_grpc.add_BotServicer_to_server(BotServicer(bot), server)  # type: ignore[no-untyped-call]
     health_servicer = health.HealthServicer()

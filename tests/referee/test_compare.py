@@ -174,7 +174,7 @@ def test_compare_json_reports_intervals_test_and_verdict() -> None:
 def test_compare_prints_the_differences_and_a_verdict_line() -> None:
     run = septet("compare", "greedy", "random", "--game", "black-sevens", "--seed", "2", "--field", "random")
     assert run.returncode == 0, run.stderr
-    assert "rank difference per game" in run.stdout and "95% CI" in run.stdout
+    assert "rank A-B" in run.stdout and "95% CI" in run.stdout
     assert "field: random, random" in run.stdout
     assert "A (greedy) is better than B (random) (SPRT after" in run.stdout
     assert "alpha 0.05, beta 0.05" in run.stdout
