@@ -31,6 +31,7 @@ POLL_SECONDS = 2.0
 DEFAULT_WAIT_SECONDS = 3600.0
 WAIT_EXPIRED = 1
 USAGE_ERROR = 2
+REPLAYS_LISTED = 10
 
 
 class Caller(Protocol):
@@ -151,15 +152,16 @@ def _wait(client: Caller, challenge_id: int, timeout: float, out: Console) -> pb
     return info
 
 
-def interval_text(interval: pb.MeanInterval, *, signed: bool = False) -> str:
-    """`mean [low, high]` as `septet compare` prints it; the mean alone with one set, "-" with none."""
+def interval_text(interval: pb.MeanInterval, *, signed: bool = False, decimals: int = 2) -> str:
+    """`mean [low,high]` (the 95% interval, as `septet compare` gives it), narrow enough for an
+    80-column table; the mean alone with one set, "-" with none."""
     if interval.n == 0:
         return "-"
-    form = "{:+.2f}" if signed else "{:.2f}"
+    form = f"{{:{'+' if signed else ''}.{decimals}f}}"
     mean = form.format(interval.mean)
     if interval.n < 2 or not math.isfinite(interval.low):
         return mean
-    return f"{mean} [{form.format(interval.low)}, {form.format(interval.high)}]"
+    return f"{mean} [{form.format(interval.low)},{form.format(interval.high)}]"
 
 
 def verdict(challenger: str, result: pb.ChallengeBotResult) -> str:
@@ -181,27 +183,32 @@ def print_results(info: pb.ChallengeInfo, out: Console) -> None:
         f"{info.sets_over}/{info.sets} sets over (unrated)",
         markup=False,
     )
-    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for column in ("bot", "rank (95% CI)", "score (95% CI)", f"rank - {info.challenger}"[:24], "fft"):
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    table.add_column("bot", overflow="fold")
+    for column in ("rank", "score", "rank diff"):
         table.add_column(column, no_wrap=True)
     for result in info.results:
         own = result.bot == info.challenger
         table.add_row(
             f"{result.bot} v{result.version}",
             interval_text(result.rank),
-            interval_text(result.score),
+            interval_text(result.score, decimals=1),
             "" if own else interval_text(result.rank_difference, signed=True),
-            str(result.forfeits),
         )
     out.print(table)
     out.print(
-        "rank: mean per set, 1 = best; rank - challenger > 0: the challenger ranks better", markup=False
+        f"mean per set [95% CI]; rank 1 = best; rank diff: the bot's minus {info.challenger}'s "
+        f"(> 0: {info.challenger} ranks better)",
+        markup=False,
     )
+    forfeits = [f"{result.bot} {result.forfeits}" for result in info.results if result.forfeits]
+    if forfeits:
+        out.print(f"matches forfeited: {', '.join(forfeits)} (septet logs MATCH_ID says why)", markup=False)
     for result in info.results:
         if result.bot != info.challenger:
             out.print(verdict(info.challenger, result), markup=False)
     replays = [match.id for match in info.matches if match.has_replay]
     if replays:
-        shown = " ".join(str(match_id) for match_id in replays[:12])
-        more = f" (+{len(replays) - 12} more)" if len(replays) > 12 else ""
-        out.print(f"replays: septet replay fetch ID, for ID in {shown}{more}", markup=False)
+        shown = " ".join(str(match_id) for match_id in replays[:REPLAYS_LISTED])
+        more = f" (+{len(replays) - REPLAYS_LISTED} more)" if len(replays) > REPLAYS_LISTED else ""
+        out.print(f"replays (septet replay fetch ID): {shown}{more}", markup=False)

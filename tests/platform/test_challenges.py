@@ -138,12 +138,15 @@ def test_the_cli_prints_results_with_intervals_once_played_and_hides_an_unfinish
     assert "2/2 sets over" in out
     rows = {line.split()[0]: line for line in out.splitlines() if re.match(r"\S+ v1 ", line)}
     assert set(rows) == {"mine", "random-a", "random-b"}
-    interval = r"-?\d+\.\d\d \[-?\d+\.\d\d, -?\d+\.\d\d\]"
-    assert re.search(rf"mine v1\s+{interval}\s+{interval}", rows["mine"]), rows["mine"]
-    assert re.search(rf"random-a v1\s+{interval}\s+{interval}\s+[+-]\d+\.\d\d \[", rows["random-a"])
+    interval = r"[+-]?\d+\.\d+ \[[+-]?\d+\.\d+,[+-]?\d+\.\d+\]"  # mean [low,high]
+    assert re.search(rf"mine v1\s+{interval}\s+{interval}\s*$", rows["mine"]), rows["mine"]
+    assert re.search(rf"random-a v1\s+{interval}\s+{interval}\s+[+-]\d\.\d\d \[", rows["random-a"])
+    assert all(len(row.rstrip()) <= 80 for row in rows.values())  # the table fits 80 columns
     assert sum("mine vs random-" in line or "ranks better than" in line for line in out.splitlines()) == 2
-    replay_line = next(line for line in out.splitlines() if line.startswith("replays:"))
-    assert {int(word) for word in re.findall(r"\b\d+\b", replay_line)} == set(first_set + second_set)
+    replay_line = next(
+        line for line in out.splitlines() if line.startswith("replays (septet replay fetch ID):")
+    )
+    assert {int(word) for word in replay_line.split(":")[1].split()} == set(first_set + second_set)
     assert max(len(line) for line in out.splitlines()) <= 100
     assert not Match.objects.filter(rated=True).exists()
 
