@@ -234,3 +234,28 @@ def test_the_limit_counts_matches_and_every_refused_challenge_changes_nothing(
     assert alone[0] == 2 and "opponent" in alone[2]
     assert _nothing_stored() == before and len(queued["match"].calls) == 9
     assert not BotVersion.objects.filter(status=BotVersion.Status.RETIRED).exists()
+
+
+def test_many_users_sets_cannot_flood_one_bot_past_its_match_limit(
+    arena: arena_pb2_grpc.ArenaStub,
+    ladder_oh_hell: Ladder,
+    ladder_bot_factory: Callable,
+    queued: dict,
+    settings: Any,
+) -> None:
+    settings.SEPTET_CHALLENGE_MATCHES_PER_BOT_PER_HOUR = 8
+    ladder_bot_factory("victor", "target")
+    ladder_bot_factory("house", "filler", is_house=True)
+    for user in ("u1", "u2"):
+        ladder_bot_factory(user, f"bot-{user}")
+    first = arena.RequestChallenge(_request(("bot-u1", "target", "filler"), sets=2), metadata=_token("u1")[1])
+    before = _nothing_stored()
+
+    error = _refused(
+        lambda: arena.RequestChallenge(_request(("bot-u2", "target", "filler")), metadata=_token("u2")[1])
+    )
+
+    assert len(first.match_ids) == 6
+    assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "8 matches per hour seating target, 6 used" in (error.details() or "")
+    assert _nothing_stored() == before and len(queued["match"].calls) == 6

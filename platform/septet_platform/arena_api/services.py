@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from septet_platform.accounts.limits import Limit
+from septet_platform.accounts.models import CountedAction
 from septet_platform.arena_api.models import Challenge
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveLimits
 from septet_platform.bots.models import Bot, BotVersion
@@ -216,6 +217,14 @@ def challenges_of_bot() -> Limit:
     return Limit("challenge:bot", settings.SEPTET_CHALLENGES_PER_BOT_PER_HOUR, CHALLENGE_WINDOW)
 
 
+def challenge_matches_of_bot() -> Limit:
+    """Challenge matches that may seat one bot of someone else's per hour, whoever asks
+    (settings.SEPTET_CHALLENGE_MATCHES_PER_BOT_PER_HOUR): many users' sets cannot flood it."""
+    return Limit(
+        "challenge-matches:bot", settings.SEPTET_CHALLENGE_MATCHES_PER_BOT_PER_HOUR, CHALLENGE_WINDOW
+    )
+
+
 def _challenge_targets(requester: AbstractBaseUser, versions: Sequence[BotVersion]) -> list[Bot]:
     """The seated bots of other owners (house bots included), each once; refuses a challenge
     seating none of the requester's bots, or another owner's bot in more than one seat."""
@@ -246,14 +255,9 @@ def _challenge_limits_check(requester: AbstractBaseUser, targets: Sequence[Bot],
             f"challenge limit reached: {by_user.count} per hour per user; "
             f"try again in {by_user.wait_minutes(str(requester.pk))} min"
         )
-    matches = challenge_matches_by_user()
-    used = matches.used(str(requester.pk))
-    if used + match_count > matches.count:
-        wait = f"; try again in {matches.wait_minutes(str(requester.pk))} min" if used else ""
-        raise ChallengesExhausted(
-            f"challenge match limit: {matches.count} matches per hour per user, {used} used, "
-            f"this challenge needs {match_count} (fewer --sets?){wait}"
-        )
+    _matches_room_check(
+        challenge_matches_by_user(), str(requester.pk), match_count, "per user", "(fewer --sets?)"
+    )
     of_bot = challenges_of_bot()
     for bot in targets:
         if of_bot.exhausted(str(bot.pk)):
@@ -261,17 +265,34 @@ def _challenge_limits_check(requester: AbstractBaseUser, targets: Sequence[Bot],
                 f"{bot.name} has been challenged {of_bot.count} times in the last hour; "
                 f"try again in {of_bot.wait_minutes(str(bot.pk))} min"
             )
+        _matches_room_check(challenge_matches_of_bot(), str(bot.pk), match_count, f"seating {bot.name}", "")
+
+
+def _matches_room_check(limit: Limit, key: str, match_count: int, whose: str, hint: str) -> None:
+    """ChallengesExhausted unless `match_count` more matches fit in `limit` for `key`."""
+    used = limit.used(key)
+    if used + match_count <= limit.count:
+        return
+    needs = f"this challenge needs {match_count} {hint}".rstrip()
+    wait = f"; try again in {limit.wait_minutes(key)} min" if used else ""
+    raise ChallengesExhausted(
+        f"challenge match limit: {limit.count} matches per hour {whose}, {used} used, {needs}{wait}"
+    )
 
 
 def _challenge_count(requester: AbstractBaseUser, targets: Sequence[Bot], match_count: int) -> None:
-    """Records one request for the requester and each target bot, and its matches for the
-    requester."""
+    """Records one request and its matches for the requester and for each target bot."""
     challenges_by_user().record(str(requester.pk))
-    matches = challenge_matches_by_user()
-    for _ in range(match_count):
-        matches.record(str(requester.pk))
+    _record_matches(challenge_matches_by_user(), str(requester.pk), match_count)
     for bot in targets:
         challenges_of_bot().record(str(bot.pk))
+        _record_matches(challenge_matches_of_bot(), str(bot.pk), match_count)
+
+
+def _record_matches(limit: Limit, key: str, count: int) -> None:
+    """`count` actions of `limit` for `key` now, in one insert (a request may queue 140 matches)."""
+    now = timezone.now()
+    CountedAction.objects.bulk_create(CountedAction(scope=limit.scope, key=key, at=now) for _ in range(count))
 
 
 def _active_version(*, name: str, number: int, game: str) -> BotVersion:

@@ -197,6 +197,10 @@ SEPTET_CHALLENGES_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGES_PER_HOUR", "1
 SEPTET_CHALLENGES_PER_BOT_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGES_PER_BOT_PER_HOUR", "20"))
 # Challenge matches (every rotation of every set) one user may queue in any rolling hour.
 SEPTET_CHALLENGE_MATCHES_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGE_MATCHES_PER_HOUR", "200"))
+# ... and that may seat any one bot of someone else's, whoever asks.
+SEPTET_CHALLENGE_MATCHES_PER_BOT_PER_HOUR = int(
+    os.environ.get("SEPTET_CHALLENGE_MATCHES_PER_BOT_PER_HOUR", "400")
+)
 
 # Logs: one line per record on stderr; SEPTET_LOG_FORMAT=json (production's default) makes each a
 # JSON object whose extra fields (match_id, attempt, worker, ...) a log search can filter on.
@@ -219,6 +223,9 @@ LOGGING = {
 
 # /metrics is open when empty (one machine); set it where the site faces the internet.
 SEPTET_METRICS_TOKEN = os.environ.get("SEPTET_METRICS_TOKEN", "")
+SEPTET_ARENA_ADDRESS = os.environ.get("SEPTET_ARENA_ADDRESS", "")
+"""The Arena's gRPC address (host:port) the site tells bot authors to pass as `--server`; empty:
+the host the page was asked for, on `septet up`'s Arena port (50051)."""
 SEPTET_ARENA_STREAMS = int(os.environ.get("SEPTET_ARENA_STREAMS", "16"))
 """Streams (FollowMatch, GetReplay) the Arena serves at once, below its 32 threads: the rest of the
 threads stay free for unary calls; a stream past it is refused with RESOURCE_EXHAUSTED."""
