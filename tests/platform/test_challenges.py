@@ -30,7 +30,7 @@ from septet_platform.arena_api.models import Challenge
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches import services as match_services
-from septet_platform.matches.models import Match
+from septet_platform.matches.models import Match, Seat
 
 pytestmark = pytest.mark.django_db(transaction=True)
 Metadata = list[tuple[str, str]]
@@ -259,3 +259,43 @@ def test_many_users_sets_cannot_flood_one_bot_past_its_match_limit(
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "8 matches per hour seating target, 6 used" in (error.details() or "")
     assert _nothing_stored() == before and len(queued["match"].calls) == 6
+
+
+def test_get_challenge_needs_a_token_and_shows_forfeit_reasons_and_seeds_only_as_the_rules_allow(
+    arena: arena_pb2_grpc.ArenaStub,
+    ladder_oh_hell: Ladder,
+    ladder_bot_factory: Callable,
+    queued: dict,
+) -> None:
+    ladder_bot_factory("ada", "mine")
+    ladder_bot_factory("bob", "rival")
+    ladder_bot_factory("house", "filler", is_house=True)
+    _, ada = _token("ada")
+    _, bob = _token("bob")
+    answer = arena.RequestChallenge(_request(("mine", "rival", "filler"), sets=2), metadata=ada)
+    first_set = list(answer.match_ids[:3])
+    Match.objects.filter(pk__in=first_set).update(status=Match.Status.FINISHED)
+    Match.objects.filter(pk=answer.match_ids[3]).update(status=Match.Status.FINISHED)
+    Seat.objects.filter(match_id__in=first_set, bot_version__bot__name="mine").update(
+        forfeit_status="TIMEOUT", forfeit_reason="mine's secret reason"
+    )
+    request = pb.GetChallengeRequest(challenge_id=answer.challenge_id)
+
+    as_ada = arena.GetChallenge(request, metadata=ada)
+    as_bob = arena.GetChallenge(request, metadata=bob)
+    anonymous = _refused(lambda: arena.GetChallenge(request))
+    unknown = _refused(lambda: arena.GetChallenge(pb.GetChallengeRequest(challenge_id=9999), metadata=ada))
+
+    assert anonymous.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert unknown.code() == grpc.StatusCode.NOT_FOUND
+    reasons = {
+        who: {seat.forfeit_reason for match in info.matches for seat in match.seats} - {""}
+        for who, info in (("ada", as_ada), ("bob", as_bob))
+    }
+    assert reasons == {"ada": {"mine's secret reason"}, "bob": set()}
+    seeds = {match.id: match.seed for match in as_bob.matches}
+    assert all(seeds[match_id] > 0 for match_id in first_set)  # its set is over: published
+    assert all(seeds[match_id] == 0 for match_id in answer.match_ids[3:])  # one rotation played
+    assert (as_bob.sets, as_bob.sets_over, as_bob.challenger, as_bob.requester) == (2, 1, "mine", "ada")
+    assert [result.bot for result in as_bob.results] == ["mine", "rival", "filler"]
+    assert as_bob.results[0].forfeits == 3
