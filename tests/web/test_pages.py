@@ -31,7 +31,7 @@ def test_home_lists_every_game_the_recent_matches_and_the_real_commands(client: 
         assert reverse("web:rules", args=[game.id]) in page
     assert reverse("web:ladder", args=["oh-hell"]) in page
     assert reverse("web:match", args=[site.match.pk]) in page
-    for command in ("septet match --game", "septet check", "septet submit --token"):
+    for command in ("septet match --game", "septet check", "septet submit --server"):
         assert command in page
 
 

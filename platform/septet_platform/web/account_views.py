@@ -79,7 +79,12 @@ def tokens(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "web/tokens.html",
-        {"form": form, "tokens": listed, "new_token": request.session.pop(NEW_TOKEN_SESSION_KEY, None)},
+        {
+            "form": form,
+            "tokens": listed,
+            "new_token": request.session.pop(NEW_TOKEN_SESSION_KEY, None),
+            "arena": selectors.arena_address(request_host=request.get_host()),
+        },
     )
 
 

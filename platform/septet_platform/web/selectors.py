@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.paginator import Page, Paginator
 from django.db import models
@@ -62,6 +63,10 @@ results first) or those queued or being played."""
 RECENT_DUPLICATE_SETS = 10
 CHART_POINTS = 200
 """The rating-history chart shows a ladder's last this many rating changes of a bot."""
+
+ARENA_PORT = 50051
+"""The Arena's port under `septet up` (its `--arena` default): the site's guess of where the Arena
+is when SEPTET_ARENA_ADDRESS is not set."""
 
 LADDER_SORTS: dict[str, tuple[str, bool]] = {
     "rank": ("rank", False),
@@ -509,3 +514,38 @@ def live_state(*, match: Match) -> dict[str, Any]:
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
+
+
+def arena_address(*, request_host: str) -> str:
+    """Where bot authors reach the Arena (`septet submit --server ...`): SEPTET_ARENA_ADDRESS, else
+    the host this page was asked for (its port dropped) on the Arena's port."""
+    configured = str(getattr(settings, "SEPTET_ARENA_ADDRESS", "") or "")
+    if configured:
+        return configured
+    host = request_host
+    if host.startswith("["):  # [::1]:8000
+        host = host[: host.index("]") + 1]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return f"{host or '127.0.0.1'}:{ARENA_PORT}"
+
+
+def version_following(versions: Sequence[BotVersion]) -> BotVersion | None:
+    """The version a bot page follows live: its newest one while it is still qualifying."""
+    newest = versions[0] if versions else None
+    return newest if newest is not None and newest.status == BotVersion.Status.QUALIFYING else None
+
+
+def version_state(*, version: BotVersion, owner_sees: bool) -> dict[str, Any]:
+    """What a bot page polls while a version qualifies: its status, whether that is final, and
+    (to the owner only) why it failed."""
+    done = version.status != BotVersion.Status.QUALIFYING
+    failed = version.status == BotVersion.Status.FAILED
+    return {
+        "bot": version.bot.name,
+        "number": version.number,
+        "status": version.status,
+        "label": version.get_status_display(),
+        "done": done,
+        "reason": version.error_log if owner_sees and failed else "",
+    }

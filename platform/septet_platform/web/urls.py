@@ -9,6 +9,7 @@ app_name = "web"
 urlpatterns = [
     path("", views.home, name="home"),
     path("ladders/<slug:game>/", views.ladder, name="ladder"),
+    path("bots/<path:name>/v<int:number>/status.json", views.version_status, name="version-status"),
     path("bots/<path:name>/", views.bot, name="bot"),
     path("matches/<int:match_id>/", views.match, name="match"),
     path("matches/<int:match_id>/status.json", views.match_status, name="match-status"),

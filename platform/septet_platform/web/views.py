@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 from referee.games import all_games
 from referee.replay import ReplayError
 from septet_platform.arena_api.selectors import ReplayUnpublished, ladder_get, ladders_list, replay_for_viewer
-from septet_platform.bots.models import Bot
+from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder
@@ -30,7 +30,15 @@ def home(request: HttpRequest) -> HttpResponse:
     """The games and their ladders, the newest matches, and how to start writing a bot."""
     ladders = {ladder.game: ladder for ladder in ladders_list()}
     games = [(game, ladders.get(game_id)) for game_id, game in all_games().items()]
-    return render(request, "web/home.html", {"games": games, "recent": selectors.recent_matches(limit=10)})
+    return render(
+        request,
+        "web/home.html",
+        {
+            "games": games,
+            "recent": selectors.recent_matches(limit=10),
+            "arena": selectors.arena_address(request_host=request.get_host()),
+        },
+    )
 
 
 @require_GET
@@ -61,7 +69,33 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
     profile = selectors.bot_profile(
         bot=found, viewer=request.user, status=request.GET.get("status", ""), page=request.GET.get("page", 1)
     )
-    return render(request, "web/bot.html", {"profile": profile})
+    following = selectors.version_following(profile.versions)
+    return render(
+        request,
+        "web/bot.html",
+        {
+            "profile": profile,
+            "following": following,
+            "description": profile.versions[0].manifest.get("description", "") if profile.versions else "",
+        },
+    )
+
+
+@require_GET
+def version_status(request: HttpRequest, name: str, number: int) -> JsonResponse:
+    """A bot version's status as JSON, polled by the bot page until it is active or failed; the
+    reason it failed goes to the bot's owner only."""
+    try:
+        found = bot_get(name=name)
+    except Bot.DoesNotExist as missing:
+        raise Http404(str(missing)) from None
+    version = BotVersion.objects.filter(bot=found, number=number).select_related("bot").first()
+    if version is None:
+        raise Http404(f"{name} has no version {number}")
+    owner_sees = bool(request.user.is_authenticated and request.user.pk == found.owner_id)
+    response = JsonResponse(selectors.version_state(version=version, owner_sees=owner_sees))
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @require_GET
