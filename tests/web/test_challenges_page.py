@@ -147,3 +147,23 @@ def test_a_refused_site_challenge_says_why_and_creates_nothing(
     assert response.status_code == 200, what
     assert says in response.content.decode(), what
     assert _stored() == before and queued["match"].calls == [], what
+
+
+def test_challenge_forms_refuse_a_post_without_its_csrf_token_and_change_nothing(
+    players: dict[str, User], queued: dict
+) -> None:
+    alice = Client(enforce_csrf_checks=True)
+    alice.force_login(players["alice"])
+    bob = Client(enforce_csrf_checks=True)
+    bob.force_login(players["bob"])
+    before = _stored()
+
+    asked = alice.post(
+        "/challenges/", {"bot": "mine", "opponents": "rival filler", "game": "oh-hell", "sets": "1"}
+    )
+    switched = bob.post("/challenges/bots/rival/accepted/", {"accepts": "0"})
+
+    assert (asked.status_code, switched.status_code) == (403, 403)
+    assert _stored() == before and queued["match"].calls == []
+    assert Bot.objects.get(name="rival").accepts_challenges is True
+    assert 'name="csrfmiddlewaretoken"' in alice.get("/challenges/").content.decode()
