@@ -132,3 +132,19 @@ def test_a_busy_bots_results_page_costs_a_bounded_number_of_queries(
         match_play_recorded(site.ladder, [site.alpha, site.beta, site.scripted], seed=300 + seed)
     with django_assert_max_num_queries(25):  # type: ignore[operator]
         assert client.get("/bots/alpha/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_match_list_shows_results_first_and_the_waiting_ones_behind_a_filter(
+    client: Client, site: Site
+) -> None:
+    queued = _queue(site, 21)
+    finished = client.get("/matches/")
+    ids = [match.pk for match in finished.context["page"].object_list]
+    assert ids == [site.forfeited.pk, site.match.pk]
+    waiting = client.get("/matches/?status=waiting")
+    assert waiting.context["page"].paginator.count == 22 and len(waiting.context["page"].object_list) == 20
+    assert waiting.context["page"].object_list[0].pk == queued[-1].pk
+    assert 'href="?status=waiting&amp;page=2"' in _text(waiting)
+    assert client.get("/matches/?status=nonsense").context["status"] == "finished"
+    assert 'href="/matches/?status=waiting"' in _text(client.get("/"))

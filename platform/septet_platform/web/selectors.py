@@ -94,6 +94,19 @@ def recent_matches(*, limit: int = 10) -> QuerySet[Match]:
     )
 
 
+def match_list(*, status: str = "finished", page: str | int = 1) -> Page[Match]:
+    """One page of the site's matches: those over (results first, the default) or, with status
+    "waiting", those queued or running; newest first, with their ladder and seated bots."""
+    statuses = OVER if match_filter(status) == "finished" else WAITING
+    matches = (
+        Match.objects.filter(status__in=statuses)
+        .select_related("ladder")
+        .prefetch_related("seats__bot_version__bot")
+        .order_by("-id")
+    )
+    return Paginator(matches, MATCHES_PER_PAGE).get_page(page)
+
+
 def ladder_page(*, ladder: Ladder, sort: str = "rank", page: str | int = 1) -> tuple[Page[Standing], str]:
     """One page of `ladder`'s standings sorted by `sort` (unknown keys sort by rank), and the sort
     used. Ranks are the ladder's (by rating) whatever the sort. Every bot is ranked and sorted

@@ -11,6 +11,7 @@ urlpatterns = [
     path("ladders/<slug:game>/", views.ladder, name="ladder"),
     path("bots/<path:name>/v<int:number>/status.json", views.version_status, name="version-status"),
     path("bots/<path:name>/", views.bot, name="bot"),
+    path("matches/", views.matches, name="matches"),
     path("matches/<int:match_id>/", views.match, name="match"),
     path("matches/<int:match_id>/status.json", views.match_status, name="match-status"),
     path("matches/<int:match_id>/replay.json", views.match_replay, name="match-replay"),

@@ -99,6 +99,15 @@ def version_status(request: HttpRequest, name: str, number: int) -> JsonResponse
 
 
 @require_GET
+def matches(request: HttpRequest) -> HttpResponse:
+    """Every match, finished ones first (?status=finished, the default) or the queued and running
+    ones (?status=waiting), a page at a time."""
+    status = selectors.match_filter(request.GET.get("status", ""))
+    page = selectors.match_list(status=status, page=request.GET.get("page", 1))
+    return render(request, "web/matches.html", {"page": page, "status": status})
+
+
+@require_GET
 def match(request: HttpRequest, match_id: int) -> HttpResponse:
     """A match's seating, results and rounds, and the replay viewer once it is played."""
     try:
