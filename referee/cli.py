@@ -61,7 +61,7 @@ USAGE_ERROR = 2
 VERIFY_FAILED = 1
 CHECK_GAMES = 1
 """Seeds per table size `septet check` plays by default (more while a situation is unseen)."""
-CHECK_BUDGET = 45.0
+CHECK_BUDGET = 40.0
 """Seconds after which `septet check` starts no new game by default: with the last game and the
 report, a check ends within a minute on two cores even for a bot using all its decision time."""
 CHECK_OPPONENT = "greedy"
