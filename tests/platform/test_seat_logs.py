@@ -97,6 +97,32 @@ def test_the_worker_keeps_a_seats_last_64_kib_of_whole_lines_and_its_forfeits_ev
     assert all(not other.truncated and "filler" not in other.text for other in others)
 
 
+NO_START = """
+import sys
+print("loading weights.bin", file=sys.stderr)
+print("FileNotFoundError: weights.bin is not in the folder", file=sys.stderr)
+sys.exit(3)
+"""
+
+
+def test_a_bot_that_does_not_start_keeps_what_it_wrote_for_its_owner(
+    played_versions: list[BotVersion], django_user_model: type
+) -> None:
+    """Its forfeit reason is one line; its seat log has the whole error with the output quoted."""
+    manifest = (
+        'name = "nostart"\ngames = ["oh-hell"]\ncommand = ["python", "bot.py", "--address", "{address}"]\n'
+    )
+    archive = tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, "bot.py": NO_START})
+    broken = version_from_archive(django_user_model.objects.create_user("nostarter"), "nostart", archive)
+    match = match_with("oh-hell", [played_versions[0], broken, played_versions[1]])
+    assert services.match_play(match_id=match.pk, worker="w").outcome == "recorded"
+    seat = Seat.objects.get(match=match, seat=1)
+    log = SeatLog.objects.get(seat=seat)
+    assert seat.forfeit_status and "\n" not in seat.forfeit_reason
+    assert "FileNotFoundError: weights.bin is not in the folder" in log.text, log.text
+    assert "loading weights.bin" in log.text and log.forfeit_event is not None
+
+
 def test_a_log_that_is_a_link_a_fifo_or_a_huge_file_is_read_safely(tmp_path: Path) -> None:
     """The log file's name swapped for a link to a secret, or for a FIFO that would block the
     worker: nothing is read; a 10 MB log gives 64 KiB at most; a warm process's earlier output

@@ -60,3 +60,10 @@ def log_size(path: Path) -> int:
     except OSError:
         return 0
     return info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
+def captured_text(text: str, *, limit: int = LOG_TAIL_BYTES) -> CapturedLog:
+    """A text kept as a seat's log (a start failure's error and the output it quotes): its last
+    `limit` bytes."""
+    data = text.encode()
+    return CapturedLog(data[-limit:].decode(errors="ignore"), len(data) > limit)

@@ -65,7 +65,7 @@ from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
 from septet_platform.matches import lost, storage
 from septet_platform.matches.models import Match, Seat, SeatLog
-from septet_platform.matches.seat_logs import CapturedLog, log_size, read_log_tail
+from septet_platform.matches.seat_logs import CapturedLog, captured_text, log_size, read_log_tail
 from septet_platform.matches.warm import WarmBot, WarmHouseBots
 
 log = logging.getLogger(__name__)
@@ -233,10 +233,13 @@ def match_play(*, match_id: int, worker: str) -> Played:
     sandbox: Sandbox | None = None
     log_starts: dict[int, int] = {}
     logs: dict[int, CapturedLog] = {}
+    start_errors: dict[int, str] = {}
     try:
         with _LeaseKeeper(match_id, attempt):
             sandbox = bot_sandbox()
-            players.extend(_players(seats, running, sandbox, seed=match.seed, warm=warm))
+            players.extend(
+                _players(seats, running, sandbox, seed=match.seed, warm=warm, start_errors=start_errors)
+            )
             log_starts = {number: log_size(running[number].log_path) for number in warm}
             game = get_game(match.ladder.game)
             time_control = _time_control(match)
@@ -253,6 +256,7 @@ def match_play(*, match_id: int, worker: str) -> Played:
             if isinstance(player, GrpcPlayer):
                 player.close()
         logs = _seat_logs(running, log_starts)  # before the bots stop: their scratch goes with them
+        logs |= {number: captured_text(error) for number, error in start_errors.items()}
         _bots_done(seats, running, warm, sandbox, seed=match.seed, clean=clean)
     try:
         recorded = match_record(match_id=match_id, attempt=attempt, outcome=outcome, logs=logs)
@@ -340,16 +344,19 @@ def _players(
     *,
     seed: int,
     warm: dict[int, WarmBot],
+    start_errors: dict[int, str] | None = None,
 ) -> list[Player]:
     """One gRPC player per seat, each its own process (in `sandbox`), even for a version seated
     twice: one process serving two seats would see both hands. A failed start forfeits its seat; a
     sandbox that cannot be made raises SandboxError (voids the attempt). A house bot's seat takes a
     warm process of an earlier match when one has not played `seed` (`warm.py`).
 
-    `running` and `warm` are filled by seat number. The processes are launched one after another
-    on this thread (a sandboxed bot dies with the thread that launched it) and then waited for
-    together, since a start is mostly waiting for the bot to serve. Every launched bot is in
-    `running` before anything can raise, so the caller stops it whatever happens."""
+    `running` and `warm` are filled by seat number, and `start_errors` with the whole error of a
+    seat that did not start (its output's tail included; its forfeit reason is the first line).
+    The processes are launched one after another on this thread (a sandboxed bot dies with the
+    thread that launched it) and then waited for together, since a start is mostly waiting for the
+    bot to serve. Every launched bot is in `running` before anything can raise, so the caller
+    stops it whatever happens."""
     failed: dict[int, str] = {}
     launched: list[int] = []
     for seat in seats:
@@ -362,20 +369,22 @@ def _players(
             running[seat.seat] = launch_bot(version_folder(version), sandbox=sandbox)
             launched.append(seat.seat)
         except BotFolderError as error:
-            failed[seat.seat] = str(error).splitlines()[0]
+            failed[seat.seat] = str(error)
     with ThreadPoolExecutor(max_workers=max(len(launched), 1)) as pool:
         waits = {number: pool.submit(running[number].wait_until_healthy) for number in launched}
     for number, wait in waits.items():
         try:
             wait.result()
         except BotFolderError as error:
-            failed[number] = str(error).splitlines()[0]
+            failed[number] = str(error)
+    if start_errors is not None:
+        start_errors.update(failed)
     players: list[Player] = []
     for seat in seats:
         version = seat.bot_version
         name = f"{version.bot.name} v{version.number}"
         if seat.seat in failed:
-            players.append(_NotStarted(name, failed[seat.seat]))
+            players.append(_NotStarted(name, failed[seat.seat].splitlines()[0]))
         else:
             players.append(GrpcPlayer(running[seat.seat].address, name))
     return players
