@@ -123,6 +123,65 @@ def test_a_bot_that_does_not_start_keeps_what_it_wrote_for_its_owner(
     assert "loading weights.bin" in log.text and log.forfeit_event is not None
 
 
+COUNTER = """
+import os, sys
+from referee.sdk import Bot, serve
+
+print(f"started as process {os.getpid()}", file=sys.stderr, flush=True)
+
+
+class Counter(Bot):
+    \"\"\"Numbers its decisions over its whole life: a warm process goes on counting.\"\"\"
+
+    name = "counter"
+    decisions = 0
+
+    def decide(self, info, legal):
+        self.decisions += 1
+        print(f"decision {self.decisions}", file=sys.stderr, flush=True)
+        return legal[0]
+
+
+serve(Counter())
+"""
+
+
+def test_a_warm_house_bots_log_of_a_match_holds_only_that_matchs_output(
+    django_user_model: type, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A house bot's process kept warm plays a second match: that match's log starts where the
+    first one's ended (no start line, no decision of the first match: an earlier deal's hand)."""
+    from septet_platform.matches.warm import WarmHouseBots
+
+    settings.SEPTET_WARM_HOUSE_BOTS = True
+    pool = WarmHouseBots(idle_seconds=60)
+    monkeypatch.setattr(services, "WARM_HOUSE_BOTS", pool)
+    owner = django_user_model.objects.create_user("house")
+    manifest = (
+        'name = "counter"\ngames = ["oh-hell"]\ncommand = ["python", "bot.py", "--address", "{address}"]\n'
+    )
+    archive = tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, "bot.py": COUNTER})
+    house = version_from_archive(owner, "counter", archive, is_house=True)
+    others = [
+        version_from_archive(owner, f"{n}-h", tar_folder(EXAMPLES / n), is_house=True)
+        for n in ("random", "greedy")
+    ]
+    try:
+        logs = []
+        for seed in (1, 2):
+            match = match_with("oh-hell", [house, *others], seed=seed)
+            assert services.match_play(match_id=match.pk, worker="w").outcome == "recorded"
+            logs.append(SeatLog.objects.get(seat__match=match, seat__seat=0).text)
+        if not pool.idle(house.pk):
+            pytest.skip("no sandbox here: house bots are kept warm inside the sandbox only")
+    finally:
+        pool.stop_all()
+    first_count = logs[0].count("decision ")
+    assert logs[0].startswith("started as process") and "decision 1\n" in logs[0]
+    assert "started as process" not in logs[1] and "decision 1\n" not in logs[1], logs[1][:200]
+    assert logs[1].startswith(f"decision {first_count + 1}\n")
+
+
 def test_a_log_that_is_a_link_a_fifo_or_a_huge_file_is_read_safely(tmp_path: Path) -> None:
     """The log file's name swapped for a link to a secret, or for a FIFO that would block the
     worker: nothing is read; a 10 MB log gives 64 KiB at most; a warm process's earlier output
