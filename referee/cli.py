@@ -585,37 +585,9 @@ def _advance(progress: Progress, tasks: dict[str, TaskID], game_id: str, *_: obj
 
 
 def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Console) -> None:
-    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    columns = (
-        "game",
-        "players",
-        "games",
-        "decisions",
-        "illegal",
-        "errors",
-        "timeouts",
-        "p50 ms",
-        "p99 ms",
-        "max ms",
-    )
-    for column in columns:
-        table.add_column(column, justify="left" if column == "game" else "right", no_wrap=True)
-    for report in reports:
-        counts = report.counts()
-        table.add_row(
-            report.game,
-            "/".join(map(str, report.player_counts)),
-            str(report.games),
-            str(report.decisions),
-            str(counts["INVALID"]),
-            str(counts["ERROR"]),
-            str(counts["TIMEOUT"]),
-            f"{report.latency_ms(0.5):.2f}",
-            f"{report.latency_ms(0.99):.2f}",
-            f"{report.latency_ms(1.0):.2f}",
-        )
     out.print(f"[bold]septet check {name}[/]")
-    out.print(table)
+    out.print(check_table(reports))
+    out.print("asked: the bot's decisions, forced ones too; p50, p99, max: its decision times in ms")
     out.print("situations asked:")
     for report in reports:
         seen = ", ".join(sorted(report.seen & EXPECTED.get(report.game, report.seen)))
@@ -631,6 +603,28 @@ def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Consol
     if len(failures) > 10:
         out.print(f"  ... and {len(failures) - 10} more")
     out.print("[bold green]PASS[/]" if ok else f"[bold red]FAIL[/]: {len(failures)} forfeits")
+
+
+def check_table(reports: Sequence[GameReport]) -> RichTable:
+    """One row per game id, within 80 columns: `asked` counts the bot's own decisions, forced
+    ones included; the last three columns are its decision times."""
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    columns = ("game", "seats", "games", "asked", "invalid", "error", "timeout", "p50", "p99", "max")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "game" else "right", no_wrap=True)
+    for report in reports:
+        counts = report.counts()
+        table.add_row(
+            report.game,
+            "/".join(map(str, report.player_counts)),
+            str(report.games),
+            str(report.decisions),
+            str(counts["INVALID"]),
+            str(counts["ERROR"]),
+            str(counts["TIMEOUT"]),
+            *(f"{report.latency_ms(quantile):.1f}" for quantile in (0.5, 0.99, 1.0)),
+        )
+    return table
 
 
 def _rules(game_id: str | None, out: Console) -> int:

@@ -130,3 +130,14 @@ def test_a_failed_version_is_said_to_have_failed_qualification() -> None:
     assert qualification_outcome("mine", 2, "failed") == "mine version 2 failed qualification"
     assert "is failed" not in qualification_outcome("mine", 2, "failed")
     assert qualification_outcome("mine", 3, "retired") == "mine version 3 is retired"
+
+
+def test_check_table_fits_80_columns_uncut(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tried: every game id (the longest id, seven-up-seven-down, included) at COLUMNS=80."""
+    monkeypatch.setenv("COLUMNS", "80")
+    out = _run(capsys, "check", "greedy", "--games", "1")
+    assert max(map(len, out.splitlines())) <= 80, out
+    assert "\u2026" not in out, "no header or game id cut short"
+    assert any(line.startswith("seven-up-seven-down ") for line in out.splitlines())
