@@ -121,5 +121,5 @@ def challenges_accepted(request: HttpRequest, name: str) -> HttpResponse:
 urlpatterns = [
     path("", challenges, name="challenges"),
     path("<int:challenge_id>/", challenge, name="challenge"),
-    path("bots/<slug:name>/accepted/", challenges_accepted, name="challenges-accepted"),
+    path("bots/<path:name>/accepted/", challenges_accepted, name="challenges-accepted"),
 ]
