@@ -149,6 +149,8 @@ def up(argv: Sequence[str]) -> int:
     os.environ["SEPTET_DATA_DIR"] = str(data)
     os.environ.setdefault("SEPTET_PROTOS", str(ROOT / "protos"))
     os.environ["SEPTET_SUPERVISION_STATE"] = str(data / SUPERVISION_STATE_FILE)
+    # The site tells bot authors where the Arena listens (--server): the address it was given here.
+    os.environ.setdefault("SEPTET_ARENA_ADDRESS", args.arena)
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a Ctrl-C
     supervisor = Supervisor(
         state_file=data / SUPERVISION_STATE_FILE, say=_say, guard_env=_child_env(), cwd=ROOT

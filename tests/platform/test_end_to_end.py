@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ class Platform:
 
     env: dict[str, str]
     up: subprocess.Popen[str]
+    web: str = ""
 
 
 @pytest.fixture
@@ -50,7 +52,7 @@ def platform(tmp_path: Path, fresh_services: dict[str, str]) -> Iterator[Platfor
         token = _wait_for(lambda: _token_in(tmp_path / "up.log"), up, 240, "septet up prints the demo token")
         author_env = {**env, "SEPTET_SERVER": arena, "SEPTET_TOKEN": token}
         _wait_for(lambda: _cli(author_env, "ladder").returncode == 0, up, 60, "the Arena answers")
-        yield Platform(author_env, up)
+        yield Platform(author_env, up, web)
     finally:
         up.send_signal(signal.SIGTERM)
         up.wait(timeout=60)
@@ -92,6 +94,10 @@ def test_a_submitted_bot_qualifies_plays_rated_matches_and_its_replays_verify(
 ) -> None:
     env = platform.env
     folder = random_copy(tmp_path, "e2e-random")
+
+    # The site tells a new author where the Arena it was started with listens (--server).
+    home = urllib.request.urlopen(f"http://{platform.web}/", timeout=30).read().decode()
+    assert f"--server {env['SEPTET_SERVER']}" in home, "the home page shows septet up's Arena address"
 
     submitted = _cli(env, "submit", str(folder), "--wait")
     assert submitted.returncode == 0, submitted.stderr
