@@ -7,14 +7,13 @@ is the test's; `transactional_db` makes the rows the test writes visible to it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
 from test_account import bot_archive
-from web_data import SCRIPT_NAME, Queued, Site, site_build
+from web_data import SCRIPT_NAME, Site
 
 from referee.games import get_game
 from referee.match import play_match
@@ -28,24 +27,6 @@ from septet_platform.matches.services import match_record
 pytestmark = pytest.mark.browser
 
 VIEWER_READY = ".septet-viewer[data-steps]"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def orm_beside_playwright() -> Iterator[None]:
-    """Playwright's sync API runs an asyncio loop in this thread from the first page on, which
-    Django takes for async code; everything here is synchronous, including the test database's
-    setup and flushes, so the check is off for this module (before any database fixture)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
-@pytest.fixture
-def served(
-    transactional_db: None, storage: Path, live_server: Any, qualify_queue: Queued
-) -> Iterator[tuple[str, Site]]:
-    """The live server's address and the site's data in its database."""
-    yield live_server.url, site_build()
 
 
 @pytest.fixture

@@ -5,53 +5,18 @@ inline styles, served under the same header, shows the check does see violations
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
-from web_data import Queued, Site, site_build
+from web_data import Site
 
 from septet_platform.web.csp import DEFAULT_POLICY, HEADER
 
 pytestmark = pytest.mark.browser
 
 VIEWER_READY = ".septet-viewer[data-steps]"
-RECORD_VIOLATIONS = """
-window.__csp = [];
-document.addEventListener('securitypolicyviolation',
-    (event) => window.__csp.push(event.violatedDirective + ' ' + event.blockedURI));
-"""
-
-
-@pytest.fixture(scope="module", autouse=True)
-def orm_beside_playwright() -> Iterator[None]:
-    """Playwright's sync API runs an asyncio loop in this thread (see test_browser.py)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
-@pytest.fixture
-def served(
-    transactional_db: None, storage: Path, live_server: Any, qualify_queue: Queued
-) -> Iterator[tuple[str, Site]]:
-    yield live_server.url, site_build()
-
-
-@pytest.fixture
-def under_policy(page: Any) -> Any:
-    """The page with every response of the site carrying the production policy (the live server
-    runs the test settings' middleware), and violations recorded in window.__csp."""
-
-    def with_policy(route: Any) -> None:
-        response = route.fetch()
-        route.fulfill(response=response, headers={**response.headers, HEADER.lower(): DEFAULT_POLICY})
-
-    page.route("**/*", with_policy)
-    page.add_init_script(RECORD_VIOLATIONS)
-    return page
 
 
 def test_the_replay_viewer_plays_under_the_policy_with_no_violation(

@@ -3,32 +3,15 @@ column is on screen; the replay viewer's Trick list is filled at step 0 and seek
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from web_data import Queued, Site, site_build
+from web_data import Site
 
 pytestmark = pytest.mark.browser
 
 PHONE = {"width": 390, "height": 844}
 VIEWER_READY = ".septet-viewer[data-steps]"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def orm_beside_playwright() -> Iterator[None]:
-    """Playwright's sync API runs an asyncio loop in this thread (see test_browser.py)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
-@pytest.fixture
-def served(
-    transactional_db: None, storage: Path, live_server: Any, qualify_queue: Queued
-) -> Iterator[tuple[str, Site]]:
-    yield live_server.url, site_build()
 
 
 def test_the_ladders_rating_column_is_on_screen_on_a_390_px_phone(

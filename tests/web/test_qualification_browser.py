@@ -4,49 +4,15 @@ a manual reload, and a failed version shows its owner the reason."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
-from web_data import Queued, Site, site_build, version_make
+from web_data import Site, version_make
 
 from septet_platform.bots.models import BotVersion
-from septet_platform.web.csp import DEFAULT_POLICY, HEADER
 
 pytestmark = pytest.mark.browser
-
-RECORD_VIOLATIONS = """
-window.__csp = [];
-document.addEventListener('securitypolicyviolation', (event) => window.__csp.push(event.violatedDirective));
-"""
-
-
-@pytest.fixture(scope="module", autouse=True)
-def orm_beside_playwright() -> Iterator[None]:
-    """Playwright's sync API runs an asyncio loop in this thread (see test_browser.py)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
-@pytest.fixture
-def served(
-    transactional_db: None, storage: Path, live_server: Any, qualify_queue: Queued
-) -> Iterator[tuple[str, Site]]:
-    yield live_server.url, site_build()
-
-
-@pytest.fixture
-def under_policy(page: Any) -> Any:
-    def with_policy(route: Any) -> None:
-        response = route.fetch()
-        route.fulfill(response=response, headers={**response.headers, HEADER.lower(): DEFAULT_POLICY})
-
-    page.route("**/*", with_policy)
-    page.add_init_script(RECORD_VIOLATIONS)
-    return page
 
 
 def test_the_bot_page_follows_qualification_until_the_version_is_active(
