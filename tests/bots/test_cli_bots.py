@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import socket
@@ -14,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from process_tree import running_from
 
 from referee.botfolder import BotFolderError, load_manifest
 
@@ -30,23 +30,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _processes_using(folder: Path) -> list[int]:
-    """Pids whose command line or working folder is inside `folder` (a folder this test made, so
-    only processes started for it can match)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if str(folder) in cmdline or cwd.startswith(str(folder)):
-            found.append(int(entry.name))
-    return found
 
 
 def test_match_plays_example_folders_over_grpc_and_stops_them(tmp_path: Path) -> None:
@@ -77,7 +60,7 @@ def test_match_plays_example_folders_over_grpc_and_stops_them(tmp_path: Path) ->
     assert all(not bot["forfeits"] for bot in summary["bots"])
     verify = septet("replay", "verify", *map(str, replays.glob("*.json.gz")))
     assert verify.returncode == 0, verify.stderr
-    assert _processes_using(folders) == [], "bot processes are stopped after the series"
+    assert running_from(folders) == [], "bot processes are stopped after the series"
 
 
 def test_bot_serve_then_match_and_check_by_address_then_sigterm_stops_it() -> None:

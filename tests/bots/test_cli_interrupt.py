@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_tree import descendants, running_from, runs_from
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "bots" / "examples"
@@ -28,52 +29,13 @@ SLOW_BOT = "montecarlo"
 """Thinks 0.2 s a decision: a series of it is surely mid-game when the signal comes."""
 
 
-def _children(pid: int) -> list[int]:
-    """Direct children of `pid`, from /proc/PID/task/*/children."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(word) for word in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
-def _descendants(pid: int) -> list[int]:
-    pending, seen = [pid], []
-    while pending:
-        for child in _children(pending.pop()):
-            seen.append(child)
-            pending.append(child)
-    return seen
-
-
-def _inside(pid: int, folder: Path) -> bool:
-    """Whether process `pid` runs from `folder` (its working folder or a word of its command)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        cwd = os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return False
-    return str(folder) in cmdline or cwd.startswith(str(folder))
-
-
-def _left_in(folder: Path) -> list[int]:
-    """Every process on the machine running from `folder` (a folder only this test made)."""
-    return [
-        int(entry.name)
-        for entry in Path("/proc").iterdir()
-        if entry.name.isdigit() and _inside(int(entry.name), folder)
-    ]
-
-
 def _wait_for_bot(tool: subprocess.Popen[bytes], folder: Path, timeout: float = 60) -> list[int]:
     """The tool's descendants running from `folder`, once there is one (then a moment more, so a
     game is under way)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert tool.poll() is None, f"the tool ended early with code {tool.returncode}"
-        bots = [pid for pid in _descendants(tool.pid) if _inside(pid, folder)]
+        bots = [pid for pid, _ in descendants(tool.pid) if runs_from(pid, folder)]
         if bots:
             time.sleep(1.5)
             return bots
@@ -83,9 +45,9 @@ def _wait_for_bot(tool: subprocess.Popen[bytes], folder: Path, timeout: float = 
 
 def _assert_nothing_left(folder: Path, timeout: float = 10) -> None:
     deadline = time.monotonic() + timeout
-    while _left_in(folder) and time.monotonic() < deadline:
+    while running_from(folder) and time.monotonic() < deadline:
         time.sleep(0.1)
-    left = _left_in(folder)
+    left = running_from(folder)
     for pid in left:  # the test's own bots (they run from its tmp folder): never leave them burning
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)

@@ -1,9 +1,10 @@
 """Processes a test started, found from the pids it was told and /proc, never by name: their
 descendants, whether each is still alive (the same process, not a reused pid; a zombie counts as
-gone), and waiting for them to end."""
+gone), waiting for them to end, and the processes running from a folder only the test made."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -61,3 +62,23 @@ def left_after(processes: set[Identity], seconds: float) -> set[Identity]:
             return left
         time.sleep(0.1)
     return {process for process in processes if alive(process)}
+
+
+def runs_from(pid: int, folder: Path) -> bool:
+    """Whether process `pid` runs from `folder`: its working folder, or a word of its command."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return False
+    return str(folder) in cmdline or cwd.startswith(str(folder))
+
+
+def running_from(folder: Path) -> list[int]:
+    """Every process on the machine running from `folder` (a folder only the calling test made,
+    so nothing else can match)."""
+    return [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and runs_from(int(entry.name), folder)
+    ]
