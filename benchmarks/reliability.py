@@ -19,9 +19,9 @@ parent pid, never by name, uid or pattern. A fault's recovery time runs from the
 (the kill; the freeing or remounting of the folder) until /healthz answers 200 again, the Arena
 answers its health check, a match has finished since, and (worker) every match the dead worker
 held is back in the queue (its lease ran out and the reaper put it back; when it was played again,
-behind the matches already queued, is shown in the notes). Then the ladders are stopped, the matches in flight drain, the
-platform is stopped, and the database and files are checked with our own SQL and file reads (not
-the platform's selectors): `check` below. It prints a table
+behind the matches already queued, is shown in the notes). Then the ladders are stopped, the
+matches in flight drain, the platform is stopped, and the database and files are checked with our
+own SQL and file reads (not the platform's selectors): `check` below. It prints a table
 
     fault, times injected, recovery max (s), lost, doubled
 
