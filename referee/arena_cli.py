@@ -334,7 +334,7 @@ def _matches(client: _Client, args: argparse.Namespace, out: Console) -> int:
     if matches:
         out.print(_matches_table(matches, args.bot))
         if any(match.has_replay for match in matches):
-            out.print("fetch a replay with: septet replay fetch MATCH; your bot's output: septet logs MATCH")
+            out.print("* replay published: septet replay fetch MATCH; your bot's output: septet logs MATCH")
     else:
         out.print(f"{args.bot} has no {'' if status == 'all' else status + ' '}matches yet")
     if waiting:
@@ -349,22 +349,21 @@ def _list_matches(client: _Client, args: argparse.Namespace, status: str, limit:
 
 
 def _matches_table(matches: list[pb.MatchInfo], bot: str) -> RichTable:
-    """One row per match: `bot`'s result (rank, score, rating change) first, then every seat."""
-    table = _table(
-        "match", "game", "kind", "status", "finished", "rank", "score", "rating", "seats (score, rank)"
-    )
+    """One row per match, narrow enough for 80 columns: `bot`'s result (rank, score, rating
+    change) first, then every seat on a line of its own; a `*` after the id marks a published
+    replay, and a match that is not a ladder's says its kind beside the game."""
+    table = _table("match", "game", "finished", "rank", "score", "rating", "seats (score, rank)")
     for match in matches:
         own = next((seat for seat in match.seats if seat.bot == bot), None)
+        kind = "" if match.kind == "ladder" else f" ({match.kind})"
         table.add_row(
-            str(match.id),
-            match.game,
-            match.kind + (" (rated)" if match.rated else ""),
-            match.status + (" · replay" if match.has_replay else ""),
-            match.finished[:19].replace("T", " "),
-            str(own.rank) if own is not None and own.HasField("rank") else "-",
+            str(match.id) + ("*" if match.has_replay else ""),
+            match.game + kind,
+            match.finished[5:16].replace("T", " ") if match.finished else match.status,
+            f"#{own.rank}" if own is not None and own.HasField("rank") else "-",
             str(own.score) if own is not None and own.HasField("score") else "-",
             f"{own.rating_change:+d}" if own is not None and own.HasField("rating_change") else "-",
-            ", ".join(_seat(seat) for seat in match.seats),
+            "\n".join(_seat(seat) for seat in match.seats),
         )
     return table
 
@@ -433,7 +432,8 @@ def _tournament(client: _Client, args: argparse.Namespace, out: Console) -> int:
     left = f", about {_duration(progress.seconds_left)} left" if progress.seconds_left else ""
     out.print(
         f"[bold]{t.title}[/] ({t.name}): {t.game}, {t.format}, tables of {t.table_size}, {t.status}; "
-        f"{progress.done} of {progress.total} matches played{left}"
+        f"{progress.done} of {progress.total} matches played{left}",
+        soft_wrap=True,  # one line a script can search, however narrow the terminal
     )
     if response.problem:
         out.print(response.problem, markup=False)

@@ -41,7 +41,7 @@ from septet_platform.arena_api.services import SubmissionsExhausted, submission_
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
 from septet_platform.matches import services
-from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.models import Match, Seat, SeatLog
 
 
 def _match(versions: list[BotVersion], seed: int = 5) -> Match:
@@ -55,8 +55,8 @@ def _match(versions: list[BotVersion], seed: int = 5) -> Match:
 
 
 def _snapshot(exclude_match: int, exclude_versions: set[int]) -> dict[str, list[dict[str, Any]]]:
-    """Every row of every model of the platform, but this match's own rows and the ratings of
-    the versions it seats (which a recorded match rightly changes)."""
+    """Every row of every model of the platform, but this match's own rows (its seats and their
+    logs) and the ratings of the versions it seats (which a recorded match rightly changes)."""
     rows: dict[str, list[dict[str, Any]]] = {}
     for model in apps.get_models():
         objects = model.objects.all()
@@ -64,6 +64,8 @@ def _snapshot(exclude_match: int, exclude_versions: set[int]) -> dict[str, list[
             objects = objects.exclude(pk=exclude_match)
         elif model is Seat:
             objects = objects.exclude(match_id=exclude_match)
+        elif model is SeatLog:  # each seat's output, kept for its owner with the match
+            objects = objects.exclude(seat__match_id=exclude_match)
         elif model is Rating:
             objects = objects.exclude(bot_version_id__in=exclude_versions)
         elif model is RatingChange:
