@@ -607,8 +607,8 @@ def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Consol
 
 def check_table(reports: Sequence[GameReport]) -> RichTable:
     """One row per game id, within 80 columns: `asked` counts the bot's own decisions, forced
-    ones included; the last three columns are its decision times."""
-    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    ones included; the last three columns are its decision times in milliseconds."""
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0, 0, 0))
     columns = ("game", "seats", "games", "asked", "invalid", "error", "timeout", "p50", "p99", "max")
     for column in columns:
         table.add_column(column, justify="left" if column == "game" else "right", no_wrap=True)
@@ -616,15 +616,32 @@ def check_table(reports: Sequence[GameReport]) -> RichTable:
         counts = report.counts()
         table.add_row(
             report.game,
-            "/".join(map(str, report.player_counts)),
+            _table_sizes(report.player_counts),
             str(report.games),
             str(report.decisions),
             str(counts["INVALID"]),
             str(counts["ERROR"]),
             str(counts["TIMEOUT"]),
-            *(f"{report.latency_ms(quantile):.1f}" for quantile in (0.5, 0.99, 1.0)),
+            *(_milliseconds(report.latency_ms(quantile)) for quantile in (0.5, 0.99, 1.0)),
         )
     return table
+
+
+def _table_sizes(counts: Sequence[int]) -> str:
+    """Table sizes as runs: (3, 4, 5, 7) is 3-5/7."""
+    runs: list[list[int]] = []
+    for count in sorted(counts):
+        if runs and count == runs[-1][-1] + 1:
+            runs[-1].append(count)
+        else:
+            runs.append([count])
+    return "/".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+def _milliseconds(value: float) -> str:
+    """A decision time in at most four characters (0.4, 12, 1000), so the table keeps to 80
+    columns however slow the bot or the machine."""
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
 
 
 def _rules(game_id: str | None, out: Console) -> int:

@@ -141,3 +141,23 @@ def test_check_table_fits_80_columns_uncut(
     assert max(map(len, out.splitlines())) <= 80, out
     assert "\u2026" not in out, "no header or game id cut short"
     assert any(line.startswith("seven-up-seven-down ") for line in out.splitlines())
+
+
+def test_check_table_of_a_slow_bot_on_every_table_size_still_fits_80_columns() -> None:
+    """Tried: the widest row there can be: the longest game id, every table size of oh-hell, four-
+    digit counts and decision times of seconds (a slow bot, or a slow machine under load)."""
+    from rich.console import Console
+
+    from referee.check import GameReport
+    from referee.cli import check_table
+
+    slow = [0.0009, 0.012, 0.95, 2.4]  # seconds: up to 2400 ms
+    reports = [
+        GameReport("seven-up-seven-down", (2, 3, 4, 5, 6, 7), games=1200, decisions=9999, latencies=slow),
+        GameReport("oh-hell", (3, 4, 5, 6, 7), games=1200, decisions=9999, latencies=slow),
+    ]
+    console = Console(width=80, record=True)
+    console.print(check_table(reports))
+    out = console.export_text()
+    assert max(map(len, out.splitlines())) <= 80, out
+    assert "\u2026" not in out, out
