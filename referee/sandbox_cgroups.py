@@ -272,12 +272,60 @@ def _limit_cpu(found: CgroupSupport, folder: Path, cpu_cores: float | None) -> N
 
 
 def _sweep_stale(parent: Path) -> None:
-    """Removes empty groups of ours left by launchers that were killed before they cleaned up."""
+    """Removes empty groups of ours left by launchers that were killed before they cleaned up,
+    and empties and removes every group whose starting process is gone (see sweep_orphaned)."""
     now = time.time()
     for folder in parent.glob(f"{GROUP_PREFIX}*"):
         with contextlib.suppress(OSError):
-            if (
+            if _owner_gone(folder.name):
+                _clear(folder)
+            elif (
                 now - folder.stat().st_mtime > STALE_AFTER_SECONDS
                 and not (folder / "cgroup.procs").read_text()
             ):
                 folder.rmdir()
+
+
+def sweep_orphaned() -> int:
+    """Kills what is left in the groups of sandbox starts whose starting process (a worker) is
+    gone, and removes those groups; returns how many it cleared. A worker killed outright takes
+    its sandboxes' launchers along, but a sandbox's own processes may outlive them; its group
+    still names them, so the next worker (at start, and before each sandbox it makes) ends them."""
+    found = support()
+    cleared = 0
+    for parent in found.parents:
+        for folder in parent.glob(f"{GROUP_PREFIX}*"):
+            if _owner_gone(folder.name):
+                with contextlib.suppress(OSError):
+                    _clear(folder)
+                    cleared += 1
+    return cleared
+
+
+def _owner_gone(name: str) -> bool:
+    """Whether the process that made group `name` (septet-<pid>-<hex>) no longer runs (a zombie
+    counts as gone); False for names of another shape (the support probe's)."""
+    owner = name.removeprefix(GROUP_PREFIX).split("-", 1)[0]
+    if not owner.isdigit():
+        return False
+    try:
+        state = Path(f"/proc/{owner}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+def _clear(folder: Path, timeout: float = 2.0) -> None:
+    """SIGKILL to every process in `folder`'s group until it is empty, then removes it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for word in (folder / "cgroup.procs").read_text().split():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(word), signal.SIGKILL)
+        try:
+            folder.rmdir()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)

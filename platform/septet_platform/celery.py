@@ -27,9 +27,15 @@ def _database_connections_renewed(**_: object) -> None:
 @worker_ready.connect
 def _sandbox_limits_logged(**_: object) -> None:
     """Says once, when a worker starts, which sandbox limits hold on its machine (control groups,
-    seccomp), so an organiser sees at once when bots run with less than the full set."""
+    seccomp), so an organiser sees at once when bots run with less than the full set; and ends
+    what is left of the sandboxes of a worker that died before this one started."""
     import logging
 
     from referee.sandbox import describe_limits
+    from referee.sandbox_cgroups import sweep_orphaned
 
-    logging.getLogger("septet_platform.sandbox").warning(describe_limits())
+    log = logging.getLogger("septet_platform.sandbox")
+    log.warning(describe_limits())
+    cleared = sweep_orphaned()  # sandboxes of a worker that was killed outright, if any
+    if cleared:
+        log.warning("ended the sandboxes of %d bot starts whose worker had died", cleared)

@@ -223,3 +223,53 @@ def test_a_worker_killed_outright_takes_its_sandboxes_along(tmp_path: Path) -> N
     left = procs.read_text().split()
     SandboxGroup(support(), tuple(folders)).remove(timeout=2.0)
     assert left == [], f"the bot's processes outlived the worker that started them: {left}"
+
+
+ORPHAN_MAKER = """
+import subprocess, sys, time
+from referee.sandbox_cgroups import create_group
+group = create_group(64 << 20, 16, 1.0)
+# a process of the sandbox, in its group, whose launcher will not be there to clean up
+orphan = subprocess.Popen(
+    ["sh", "-c", 'for procs in "$@"; do echo $$ > "$procs"; done; exec sleep 300', "sh",
+     *map(str, group.procs_files())],
+    start_new_session=True,
+)
+time.sleep(0.3)
+print(orphan.pid, *(str(folder) for folder in group.folders), flush=True)
+time.sleep(300)
+"""
+
+
+@pytest.mark.skipif(support().version == 0, reason="no control groups can be made here")
+def test_the_sandboxes_of_a_worker_killed_outright_are_ended_by_the_next_one(tmp_path: Path) -> None:
+    """Tried: a process (a worker) makes a sandbox's group with a process in it, then is killed
+    with SIGKILL, so nothing of its own cleans up; the next worker's sweep (what a worker runs at
+    start and before each sandbox) ends the orphan and removes its group. A group whose maker
+    lives is left alone."""
+    from referee.sandbox_cgroups import create_group, sweep_orphaned
+
+    maker = subprocess.Popen([sys.executable, "-c", ORPHAN_MAKER], stdout=subprocess.PIPE, text=True)
+    assert maker.stdout is not None
+    words = maker.stdout.readline().split()
+    orphan, folders = int(words[0]), [Path(word) for word in words[1:]]
+    mine = create_group(64 << 20, 16, 1.0)
+    assert mine is not None
+    try:
+        maker.kill()
+        maker.wait(timeout=10)
+        assert Path(f"/proc/{orphan}").exists(), "the orphan outlived its worker, as after a kill -9"
+        assert sweep_orphaned() >= 1
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{orphan}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        state = (
+            Path(f"/proc/{orphan}/stat").read_text().split(") ")[1][0]
+            if Path(f"/proc/{orphan}").exists()
+            else "gone"
+        )
+        assert state in ("gone", "Z"), "the orphaned sandbox process was ended"
+        assert not any(folder.exists() for folder in folders), "its groups are removed"
+        assert all(folder.exists() for folder in mine.folders), "a living worker's group is left alone"
+    finally:
+        mine.remove()
