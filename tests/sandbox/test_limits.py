@@ -58,6 +58,15 @@ def _start(
     return start_bot(folder, sandbox=Sandbox(limits=limits))
 
 
+def _play_alone(name: str, tmp_path: Path, targets: dict[str, object] | None = None) -> MatchResult:
+    """One game of the hostile bot `name` beside random players; the bot is stopped after it."""
+    bot = _start(name, tmp_path, targets)
+    try:
+        return _play([bot])
+    finally:
+        bot.stop(grace=1.0)
+
+
 def test_the_limits_line_says_what_holds_here() -> None:
     line = describe_limits()
     assert line.startswith("sandbox: ") and "seccomp" in line
@@ -93,11 +102,7 @@ def test_shared_memory_is_refused_and_a_memfd_counts_to_the_sandbox(tmp_path: Pa
 
 
 def test_no_user_namespace_ptrace_or_process_vm_readv(tmp_path: Path) -> None:
-    bot = _start("namespaces-ptrace", tmp_path)
-    try:
-        outcome = _play([bot])
-    finally:
-        bot.stop(grace=1.0)
+    outcome = _play_alone("namespaces-ptrace", tmp_path)
     assert _breaches(outcome) == []
     assert outcome.forfeits == [], "refused calls should leave the bot playing"
 
@@ -119,11 +124,7 @@ def test_file_locks_on_the_shared_runtime_carry_nothing_between_two_sandboxes(tm
 
 
 def test_a_flood_of_the_socket_folder_stops_at_its_small_tmpfs(tmp_path: Path) -> None:
-    bot = _start("socket-flood", tmp_path)
-    try:
-        outcome = _play([bot])
-    finally:
-        bot.stop(grace=1.0)
+    outcome = _play_alone("socket-flood", tmp_path)
     assert _breaches(outcome) == []
     assert outcome.forfeits == [], "the full folder should not stop the bot's own socket"
 
@@ -152,11 +153,7 @@ def test_proc_inside_the_sandbox_shows_no_host_folder(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
     targets = {"host_paths": [str(data)], "folder_paths": [str(tmp_path / "bots")]}
-    bot = _start("proc-paths", tmp_path, targets)
-    try:
-        outcome = _play([bot])
-    finally:
-        bot.stop(grace=1.0)
+    outcome = _play_alone("proc-paths", tmp_path, targets)
     assert _breaches(outcome) == []
     assert outcome.forfeits == []
 
