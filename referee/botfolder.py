@@ -50,6 +50,7 @@ from types import TracebackType
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from referee.bot_logs import read_log_tail
 from referee.building import bounded_log
 from referee.games import all_games
 from referee.sandbox import BOT_ADDRESS, SOCKET_DIR, SOCKET_NAME, Prepared, Sandbox
@@ -61,6 +62,8 @@ BUILD_STAMP = ".septet-build"
 """The name of the old in-folder stamp; never written now, still left out when packing."""
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_BYTES = 2048
+STDERR_TAIL_READ_BYTES = 64 * 1024
+"""How much of a log's end is read to find its last lines."""
 
 
 class BotFolderError(Exception):
@@ -248,10 +251,9 @@ class RunningBot:
         return self.process.poll() is None
 
     def stderr_tail(self) -> str:
-        try:
-            return _tail(self.log_path.read_text(errors="replace"))
-        except OSError:
-            return ""
+        """The last lines of the bot's output, read from the end with a byte cap (a bot may have
+        written up to its file-size limit) and never through a link."""
+        return _tail(read_log_tail(self.log_path, limit=STDERR_TAIL_READ_BYTES, whole_lines=False).text)
 
     def wait_until_healthy(self, timeout: float = 15.0) -> None:
         """Returns once the bot's health service says SERVING; otherwise stops the bot and raises

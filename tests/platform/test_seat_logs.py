@@ -22,6 +22,7 @@ from django.contrib.auth.models import User
 from platform_support import EXAMPLES, match_with
 
 from referee import replay
+from referee.bot_logs import LOG_TAIL_BYTES, CapturedLog, read_log_tail
 from referee.games import get_game
 from referee.match import play_match
 from referee.players import RandomPlayer
@@ -32,7 +33,6 @@ from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches import services
 from septet_platform.matches.models import Match, Seat, SeatLog
-from septet_platform.matches.seat_logs import LOG_TAIL_BYTES, CapturedLog, read_log_tail
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

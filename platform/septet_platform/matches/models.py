@@ -77,7 +77,7 @@ class Seat(models.Model):
 
 class SeatLog(models.Model):
     """What a seat's bot wrote (stdout and stderr) during one match, kept for its owner only: the
-    last `matches.seat_logs.LOG_TAIL_BYTES` of whole lines, and the event number of the decision
+    last `referee.bot_logs.LOG_TAIL_BYTES` of whole lines, and the event number of the decision
     its forfeit was declared at (the replay event; None without a forfeit). The forfeit's full
     reason is the seat's own `forfeit_reason`. Deleted with its seat, so with its match."""
 

@@ -53,6 +53,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from referee import replay as replays
+from referee.bot_logs import CapturedLog, captured_text, log_size, read_log_tail
 from referee.botfolder import BotFolderError, RunningBot, launch_bot
 from referee.games import get_game
 from referee.games.base import Action
@@ -65,7 +66,6 @@ from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
 from septet_platform.matches import lost, storage
 from septet_platform.matches.models import Match, Seat, SeatLog
-from septet_platform.matches.seat_logs import CapturedLog, captured_text, log_size, read_log_tail
 from septet_platform.matches.warm import WarmBot, WarmHouseBots
 
 log = logging.getLogger(__name__)
@@ -391,7 +391,7 @@ def _players(
 
 
 def _seat_logs(running: dict[int, RunningBot], log_starts: dict[int, int]) -> dict[int, CapturedLog]:
-    """Each seat's output during this match (a capped tail of whole lines, see `seat_logs.py`),
+    """Each seat's output during this match (a capped tail of whole lines, see `referee.bot_logs`),
     read before its process is stopped; a warm process's only from where this match took it."""
     return {
         number: read_log_tail(bot.log_path, offset=log_starts.get(number, 0))

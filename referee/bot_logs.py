@@ -1,7 +1,8 @@
-"""A seat's bot output, captured by the worker when its match ends and kept for its owner.
+"""A bot's output, read safely: the tail a failed start quotes, and what the platform's worker
+keeps of each seat when its match ends, for the bot's owner.
 
-The bot's stdout and stderr go to a log file in the worker's scratch folder (the sandbox's output
-redirection on the host, so a file of ours); the bot controls its contents and its size (up to
+The bot's stdout and stderr go to a log file in a scratch folder (the output redirection on the
+host, so a file of ours); the bot controls its contents and its size (up to
 the sandbox's file-size limit), so it is read here with a byte cap, from its end, never through a
 link, and cut to whole lines. A house bot's process kept warm between matches has one log for all
 of them: only what it wrote since `offset` (its size when this match took it) is this match's.
@@ -27,9 +28,12 @@ class CapturedLog:
     truncated: bool
 
 
-def read_log_tail(path: Path, *, offset: int = 0, limit: int = LOG_TAIL_BYTES) -> CapturedLog:
-    """The last `limit` bytes (whole lines only) of the regular file at `path` written after byte
-    `offset`; empty for a missing file, a link or anything but a regular file."""
+def read_log_tail(
+    path: Path, *, offset: int = 0, limit: int = LOG_TAIL_BYTES, whole_lines: bool = True
+) -> CapturedLog:
+    """The last `limit` bytes of the regular file at `path` written after byte `offset` (whole
+    lines only, unless `whole_lines` is False: a caller that cuts long lines itself keeps the end
+    of one that began before); empty for a missing file, a link or anything but a regular file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -46,7 +50,7 @@ def read_log_tail(path: Path, *, offset: int = 0, limit: int = LOG_TAIL_BYTES) -
         with contextlib.suppress(OSError):
             os.close(fd)
     truncated = start > offset
-    if truncated:
+    if truncated and whole_lines:
         newline = data.find(b"\n")
         data = data[newline + 1 :] if newline >= 0 else b""  # never keep half a line
     return CapturedLog(data.decode("utf-8", errors="replace").replace("\x00", ""), truncated)
