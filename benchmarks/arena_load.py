@@ -87,8 +87,8 @@ def followers(address: str, plan: dict[str, Any], count: int, stop: threading.Ev
     ('SERVED' for each stream that delivered its first event)."""
     import grpc
 
-    from referee.protocol import arena_pb2 as pb
-    from referee.protocol import arena_pb2_grpc
+    from referee.botkit.protocol import arena_pb2 as pb
+    from referee.botkit.protocol import arena_pb2_grpc
 
     outcomes: Counter[str] = Counter()
     active: set[Any] = set()
@@ -138,8 +138,8 @@ def unary_load(address: str, plan: dict[str, Any], threads: int, seconds: float)
     """Unary calls from `threads` threads for `seconds`: latencies (ms) per call and errors."""
     import grpc
 
-    from referee.protocol import arena_pb2 as pb
-    from referee.protocol import arena_pb2_grpc
+    from referee.botkit.protocol import arena_pb2 as pb
+    from referee.botkit.protocol import arena_pb2_grpc
 
     latencies: dict[str, list[float]] = {
         "ListLadders": [],

@@ -25,8 +25,8 @@ from pathlib import Path
 # benchmarks/referee.py would shadow the referee package when this runs as a script.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.building import build_in_sandbox  # noqa: E402
-from referee.sandbox import Sandbox  # noqa: E402
+from referee.tools.building import build_in_sandbox  # noqa: E402
+from referee.tools.sandbox import Sandbox  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "bots" / "examples"

@@ -33,12 +33,12 @@ from typing import Any
 # benchmarks/referee.py shares its name with the package measured: keep this folder off the path.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.botfolder import RunningBot, start_bot  # noqa: E402
-from referee.games import get_game  # noqa: E402
-from referee.games.base import Action  # noqa: E402
-from referee.match import TimeControl, new_match_id, play_match  # noqa: E402
-from referee.players.grpc_player import GrpcPlayer  # noqa: E402
-from referee.sdk import Bot, create_server  # noqa: E402
+from referee.botkit.sdk import Bot, create_server  # noqa: E402
+from referee.engine.games import get_game  # noqa: E402
+from referee.engine.games.base import Action  # noqa: E402
+from referee.engine.match import TimeControl, new_match_id, play_match  # noqa: E402
+from referee.tools.botfolder import RunningBot, start_bot  # noqa: E402
+from referee.tools.grpc_player import GrpcPlayer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "examples" / "random"

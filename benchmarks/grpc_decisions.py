@@ -29,13 +29,13 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import grpc  # noqa: E402
 
-from referee.botfolder import RunningBot, start_bot, wait_until_serving  # noqa: E402
-from referee.games import get_game  # noqa: E402
-from referee.games.base import Action, DecisionKind  # noqa: E402
-from referee.match import TimeControl, Turn, play_match  # noqa: E402
-from referee.players.grpc_player import GrpcPlayer  # noqa: E402
-from referee.playout import playout  # noqa: E402
-from referee.protocol import bot_pb2, bot_pb2_grpc, convert  # noqa: E402
+from referee.botkit.protocol import bot_pb2, bot_pb2_grpc, convert  # noqa: E402
+from referee.engine.games import get_game  # noqa: E402
+from referee.engine.games.base import Action, DecisionKind  # noqa: E402
+from referee.engine.match import TimeControl, Turn, play_match  # noqa: E402
+from referee.engine.playout import playout  # noqa: E402
+from referee.tools.botfolder import RunningBot, start_bot, wait_until_serving  # noqa: E402
+from referee.tools.grpc_player import GrpcPlayer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "examples" / "random"

@@ -49,10 +49,10 @@ from bot import MonteCarloBot  # noqa: E402
 from openskill.models import PlackettLuce  # noqa: E402
 from search import Budget  # noqa: E402
 
-from referee.games import get_game  # noqa: E402
-from referee.games.base import Action, Game, competition_ranks  # noqa: E402
-from referee.match import play_match  # noqa: E402
-from referee.players import Player  # noqa: E402
+from referee.engine.games import get_game  # noqa: E402
+from referee.engine.games.base import Action, Game, competition_ranks  # noqa: E402
+from referee.engine.match import play_match  # noqa: E402
+from referee.engine.players import Player  # noqa: E402
 from septet_platform.ladders import ratings  # noqa: E402
 
 LADDER = ("random", "greedy-50", "greedy-80", "greedy", "montecarlo")

@@ -23,9 +23,9 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
 
-from referee.games import GAMES  # noqa: E402
-from referee.match import play_match  # noqa: E402
-from referee.players import RandomPlayer  # noqa: E402
+from referee.engine.games import GAMES  # noqa: E402
+from referee.engine.match import play_match  # noqa: E402
+from referee.engine.players import RandomPlayer  # noqa: E402
 
 TARGET_GAME, TARGET_PLAYERS, TARGET_DECISIONS_PER_SECOND = "oh-hell", 4, 100_000
 

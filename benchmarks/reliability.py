@@ -138,8 +138,7 @@ def _check_ends(findings: Findings, matches: dict[int, tuple[Any, ...]]) -> None
 def _check_replays(
     findings: Findings, matches: dict[int, tuple[Any, ...]], seats: dict[int, list[Any]], replays: Path
 ) -> None:
-    from referee import replay as engine
-
+    from referee.engine import replay as engine
     files: dict[int, list[str]] = defaultdict(list)
     for path in replays.iterdir() if replays.is_dir() else []:
         found = REPLAY_NAME.match(path.name)

@@ -26,16 +26,16 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from referee.botfolder import start_bot  # noqa: E402
-from referee.games import get_game  # noqa: E402
-from referee.match import TimeControl, play_match  # noqa: E402
-from referee.players import Player, RandomPlayer  # noqa: E402
-from referee.players.grpc_player import GrpcPlayer  # noqa: E402
-from referee.sandbox import Sandbox, describe_limits  # noqa: E402
+from referee.engine.games import get_game  # noqa: E402
+from referee.engine.match import TimeControl, play_match  # noqa: E402
+from referee.engine.players import Player, RandomPlayer  # noqa: E402
+from referee.tools.botfolder import start_bot  # noqa: E402
+from referee.tools.grpc_player import GrpcPlayer  # noqa: E402
+from referee.tools.sandbox import Sandbox, describe_limits  # noqa: E402
 
 SPINNER = """
 import random, subprocess, sys
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 class Spinner(Bot):
     name = "spinner"

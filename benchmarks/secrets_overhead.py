@@ -56,9 +56,9 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
 
-    from referee.games import get_game
-    from referee.match import play_match
-    from referee.players import PolicyPlayer, RandomPlayer
+    from referee.engine.games import get_game
+    from referee.engine.match import play_match
+    from referee.engine.players import PolicyPlayer, RandomPlayer
     from septet_platform.arena_api import selectors
     from septet_platform.bots.models import Bot, BotVersion
     from septet_platform.ladders.models import Ladder

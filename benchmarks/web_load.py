@@ -3,7 +3,9 @@
 1. A throwaway database (a fresh PostgreSQL database when one answers on 127.0.0.1:5432, else a
    temporary SQLite file; `--sqlite` forces SQLite) is migrated and filled with bulk_create:
    1,000 bots (one ACTIVE version each, rated on the oh-hell ladder), 100,000 finished 4-seat
-   matches with their seats and rating changes, each match pointing at one of a few real replays.
+   matches in duplicate sets as the ladder plays them (4 rotations of one seating and seed, rated
+   once with the last), with their seats and rating changes, each match pointing at one of a few
+   real replays.
 2. The site is served (DEBUG off) in a subprocess by gunicorn with threaded workers, as in
    production, or by `manage.py runserver` (`--server runserver`), or exactly as `septet up` serves
    it (`--server up`: its own gunicorn command line and its settings, settings.local, with
@@ -112,10 +114,13 @@ def generate(bots: int, matches: int) -> dict[str, Any]:
     done = 0
     while done < matches:
         size = min(BATCH, matches - done)
+        # As the ladder plays them: duplicate sets of PLAYERS rotations of one seating and one seed.
         batch = Match.objects.bulk_create(
             Match(
                 ladder=ladder,
-                seed=done + i + 1,
+                seed=(done + i) // PLAYERS + 1,
+                duplicate_set=f"bench-set-{(done + i) // PLAYERS}",
+                rotation=(done + i) % PLAYERS,
                 status=Match.Status.FINISHED,
                 attempt=1,
                 started=start + timezone.timedelta(seconds=10 * (done + i)),
@@ -127,9 +132,17 @@ def generate(bots: int, matches: int) -> dict[str, Any]:
             for i in range(size)
         )
         seats, changes = [], []
+        seating: list[BotVersion] = []
         for match in batch:
-            for seat, version in enumerate(rng.sample(versions, PLAYERS)):
-                seats.append(Seat(match=match, seat=seat, bot_version=version, score=0, rank=seat + 1))
+            if match.rotation == 0:
+                seating = rng.sample(versions, PLAYERS)
+            ranks = rng.sample(range(1, PLAYERS + 1), PLAYERS)
+            for seat in range(PLAYERS):
+                version = seating[(seat + match.rotation) % PLAYERS]
+                rank = ranks[seat]
+                seats.append(Seat(match=match, seat=seat, bot_version=version, score=10 - rank, rank=rank))
+                if match.rotation != PLAYERS - 1:
+                    continue  # a set is rated once, with its last rotation
                 rating = rating_of[version.pk]
                 mu = rating.mu + rng.gauss(0, 0.3)
                 changes.append(
@@ -138,7 +151,7 @@ def generate(bots: int, matches: int) -> dict[str, Any]:
                         match=match,
                         mu_before=mu,
                         sigma_before=rating.sigma,
-                        mu_after=mu,
+                        mu_after=mu + rng.gauss(0, 0.3),
                         sigma_after=rating.sigma,
                     )
                 )
@@ -164,9 +177,9 @@ def _replays() -> list[str]:
     """A few real oh-hell replays in the replay folder; matches share them."""
     from django.conf import settings
 
-    from referee import replay
-    from referee.match import play_match
-    from referee.players import RandomPlayer
+    from referee.engine import replay
+    from referee.engine.match import play_match
+    from referee.engine.players import RandomPlayer
 
     folder = Path(settings.SEPTET_REPLAYS_DIR)
     folder.mkdir(parents=True, exist_ok=True)

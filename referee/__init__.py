@@ -1,6 +1,16 @@
-"""Septet's referee: the games, the match runner, players, replays and the `septet` CLI.
+"""Septet's referee, in three rooms:
 
-Pure Python with no Django or Celery, so bot authors can install and run it alone.
+- `referee.engine`: the rules and the match loop (cards, tricks, games, match, replays, players);
+  pure Python that imports nothing of the bot kit, the tools, the wire (gRPC, protobuf), Django
+  or Celery.
+- `referee.botkit`: what a bot imports: the SDK and the septet.v1 protocol (generated stubs and
+  their conversion to the engine's types); nothing of the CLI or the sandbox.
+- `referee.tools`: the `septet` command line, check and compare, the Arena client, the sandbox,
+  the viewer and the referee's gRPC client for bots in their own processes.
+
+`referee.sdk`, `referee.games` and `referee.protocol` are the stable public names bots use; they
+re-export the bot kit's and the engine's modules. No Django or Celery anywhere, so bot authors
+can install and run the referee alone.
 """
 
 __version__ = "0.1.0"

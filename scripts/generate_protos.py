@@ -1,10 +1,10 @@
-"""Generates the Python stubs of protos/septet/v1/*.proto into referee/protocol/ (one command).
+"""Generates the Python stubs of protos/septet/v1/*.proto into referee/botkit/protocol/ (one command).
 
     python scripts/generate_protos.py           # regenerate after changing a .proto
     python scripts/generate_protos.py --check   # exit 1 if the committed stubs are stale
 
 grpcio-tools writes `from septet.v1 import bot_pb2`, the import path of the .proto files; the
-stubs live flat in the `referee.protocol` package, so that one import line is rewritten. The
+stubs live flat in the `referee.botkit.protocol` package, so that one import line is rewritten. The
 generated files are never edited by hand.
 """
 
@@ -20,7 +20,7 @@ from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOS = ROOT / "protos"
-TARGET = ROOT / "referee" / "protocol"
+TARGET = ROOT / "referee" / "botkit" / "protocol"
 IMPORT = re.compile(r"^from septet\.v1 import (\w+_pb2)", re.MULTILINE)
 
 
@@ -41,7 +41,7 @@ def generate(out: Path) -> dict[str, str]:
         raise SystemExit(f"protoc failed with status {status}")
     files = {}
     for path in sorted((out / "septet" / "v1").iterdir()):
-        text = IMPORT.sub(r"from referee.protocol import \1", path.read_text())
+        text = IMPORT.sub(r"from referee.botkit.protocol import \1", path.read_text())
         files[path.name] = text
     return files
 
@@ -50,7 +50,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--check", action="store_true", help="fail if referee/protocol/ is stale")
+    parser.add_argument("--check", action="store_true", help="fail if referee/botkit/protocol/ is stale")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         files = generate(Path(scratch))

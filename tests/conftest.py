@@ -97,7 +97,7 @@ def arena_address(storage: tuple[Path, Path], queued: dict[str, Queued]) -> Iter
 @pytest.fixture
 def septet(arena_address: str, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
     """septet(*words, token=None) -> (exit code, stdout, stderr) of the CLI against the Arena."""
-    from referee.cli import main
+    from referee.tools.cli import main
 
     def run(*words: str, token: str | None = None) -> tuple[int, str, str]:
         extra = ["--server", arena_address] + (["--token", token] if token else [])

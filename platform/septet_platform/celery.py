@@ -31,8 +31,8 @@ def _sandbox_limits_logged(**_: object) -> None:
     what is left of the sandboxes of a worker that died before this one started."""
     import logging
 
-    from referee.sandbox import describe_limits
-    from referee.sandbox_cgroups import sweep_orphaned
+    from referee.tools.sandbox import describe_limits
+    from referee.tools.sandbox_cgroups import sweep_orphaned
 
     log = logging.getLogger("septet_platform.sandbox")
     log.warning(describe_limits())

@@ -187,7 +187,7 @@ def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor) -> int:
         return 2
     from django.db import OperationalError
 
-    from referee.sandbox import SandboxError
+    from referee.tools.sandbox import SandboxError
 
     try:
         token = _prepare(collect_static=args.production)
@@ -264,7 +264,7 @@ def _prepare(*, collect_static: bool) -> str:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from referee.packing import pack_folder
+    from referee.tools.packing import pack_folder
     from septet_platform.accounts.services import api_token_create
     from septet_platform.bots.models import Bot, BotVersion
     from septet_platform.bots.qualification import bot_version_qualify

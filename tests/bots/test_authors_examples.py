@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox import available
+from referee.tools.sandbox import available
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "bots" / "examples"
@@ -56,8 +56,8 @@ def test_the_grpcio_example_passes_check() -> None:
 
 
 def test_the_grpcio_example_uses_only_the_generated_stubs() -> None:
-    """It is the worked example of a bot without the SDK: it may import referee.protocol (code
-    generated from bot.proto) and nothing else of the referee."""
+    """It is the worked example of a bot without the SDK: it may import referee.protocol (the stable
+    public name of the code generated from bot.proto) and nothing else of the referee."""
     tree = ast.parse((EXAMPLES / "grpcio-random" / "bot.py").read_text())
     imported = {
         node.module if isinstance(node, ast.ImportFrom) else alias.name

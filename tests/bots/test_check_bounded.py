@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from referee.botfolder import load_manifest
+from referee.tools.botfolder import load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 SEPTET = str(Path(sys.executable).with_name("septet"))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from process_tree import running_from
 
-from referee.botfolder import BotFolderError, load_manifest
+from referee.tools.botfolder import BotFolderError, load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "bots" / "examples"

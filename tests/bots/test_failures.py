@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from referee import replay
-from referee.botfolder import BotFolderError, start_bot
-from referee.games import get_game
-from referee.lineup import Lineup, parse_bot
-from referee.match import MatchResult, TimeControl, play_match
-from referee.players import RandomPlayer
+from referee.engine import replay
+from referee.engine.games import get_game
+from referee.engine.match import MatchResult, TimeControl, play_match
+from referee.engine.players import RandomPlayer
+from referee.tools.botfolder import BotFolderError, start_bot
+from referee.tools.lineup import Lineup, parse_bot
 
 FAST = TimeControl(per_decision=0.2, bank=1.0)
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from referee.games import GAMES, get_game
-from referee.games.base import CHANCE, Game
-from referee.match import MatchStart, TimeControl
-from referee.tricks import playable_cards
+from referee.engine.games import GAMES, get_game
+from referee.engine.games.base import CHANCE, Game
+from referee.engine.match import MatchStart, TimeControl
+from referee.engine.tricks import playable_cards
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "bots" / "examples" / "montecarlo"

@@ -25,11 +25,11 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee.games import get_game
-from referee.games.base import CHANCE, Action, DecisionKind, Game
-from referee.games.oh7 import VALUE
-from referee.match import TimeControl
-from referee.protocol import bot_pb2, bot_pb2_grpc, convert
+from referee.botkit.protocol import bot_pb2, bot_pb2_grpc, convert
+from referee.engine.games import get_game
+from referee.engine.games.base import CHANCE, Action, DecisionKind, Game
+from referee.engine.games.oh7 import VALUE
+from referee.engine.match import TimeControl
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "bots" / "examples" / "node-random"

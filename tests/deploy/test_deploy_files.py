@@ -297,7 +297,7 @@ def test_a_built_wheel_carries_templates_static_files_migrations_and_the_viewer(
     )  # fmt: skip
     names = zipfile.ZipFile(next(tmp_path.glob("septet-*.whl"))).namelist()
     tracked = subprocess.run(
-        ["git", "ls-files", "platform/septet_platform", "referee/viewer"],
+        ["git", "ls-files", "platform/septet_platform", "referee/tools/viewer"],
         capture_output=True,
         text=True,
         cwd=ROOT,

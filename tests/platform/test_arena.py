@@ -21,9 +21,9 @@ from fixtures_intake import BOT_PY, MiB, file_info, good_members, manifest, rand
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from referee.packing import pack_folder
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
+from referee.tools.packing import pack_folder
 from septet_platform.accounts.services import api_token_create, api_token_revoke
 from septet_platform.bots.archives import DEFAULT_LIMITS
 from septet_platform.bots.models import Bot, BotVersion

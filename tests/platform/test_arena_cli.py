@@ -12,11 +12,11 @@ import pytest
 from django.contrib.auth.models import User
 from fixtures_intake import random_copy
 
-from referee import replay
-from referee.cli import main
-from referee.games import get_game
-from referee.match import play_match
-from referee.players import builtin_player
+from referee.engine import replay
+from referee.engine.games import get_game
+from referee.engine.match import play_match
+from referee.engine.players import builtin_player
+from referee.tools.cli import main
 from septet_platform.accounts.services import api_token_create, api_token_revoke
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder, Rating

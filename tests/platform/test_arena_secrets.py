@@ -19,12 +19,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from referee import replay as replays
-from referee.games import get_game
-from referee.match import play_match
-from referee.players import PolicyPlayer, RandomPlayer
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
+from referee.engine import replay as replays
+from referee.engine.games import get_game
+from referee.engine.match import play_match
+from referee.engine.players import PolicyPlayer, RandomPlayer
 from septet_platform.accounts.services import api_token_create
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder

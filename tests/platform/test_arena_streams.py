@@ -13,8 +13,8 @@ import grpc
 import pytest
 from django.contrib.auth.models import User
 
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
 from septet_platform.accounts.services import api_token_create
 from septet_platform.arena_api.server import create_server
 from septet_platform.ladders.models import Ladder

@@ -22,8 +22,8 @@ from bot_versions import tar_folder, version_from_archive
 from django.contrib.auth.models import User
 from platform_support import EXAMPLES
 
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
 from septet_platform.accounts.models import CountedAction
 from septet_platform.accounts.services import api_token_create
 from septet_platform.arena_api.models import Challenge

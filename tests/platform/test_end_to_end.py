@@ -22,7 +22,7 @@ import pytest
 from fixtures_intake import random_copy
 from platform_support import SEPTET, local_address
 
-from referee.packing import pack_folder
+from referee.tools.packing import pack_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,9 +16,9 @@ from django.db import connection
 from django.test import Client
 from fixtures_intake import random_copy
 
-from referee.packing import pack_folder
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
+from referee.tools.packing import pack_folder
 from septet_platform.accounts.services import api_token_create
 from septet_platform.bots.models import BotVersion
 

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from referee.match import TimeControl
+from referee.engine.match import TimeControl
 from septet_platform.ladders.models import Ladder
 
 

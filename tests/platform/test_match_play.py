@@ -16,10 +16,10 @@ from django.db import connection
 from django.utils import timezone
 from platform_support import EXAMPLES, FAULTY, match_with
 
-import referee.match
-from referee import replay
-from referee.match import play_match
-from referee.players import RandomPlayer
+import referee.engine.match
+from referee.engine import replay
+from referee.engine.match import play_match
+from referee.engine.players import RandomPlayer
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches import services
@@ -126,7 +126,7 @@ def test_workers_racing_to_unpack_a_new_version_get_one_whole_folder(
 
 
 TATTLETALE = '''
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 
 class Tattletale(Bot):
@@ -196,7 +196,7 @@ def test_bots_see_a_random_match_id_unrelated_to_the_match_row_or_seed(
 
 SLOW = """
 import sys, time
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 
 class JustInTime(Bot):
@@ -232,7 +232,7 @@ def test_a_bot_answering_just_in_time_forfeits_past_its_match_budget_and_cannot_
     slow seat forfeits (TIMEOUT) once its budget (1 s + 40 x 0.15 s) is spent, the lease is renewed while
     the match plays, and the match is recorded on its first attempt."""
     monkeypatch.setattr(services, "LEASE", timedelta(seconds=1.5))
-    monkeypatch.setattr(referee.match, "MATCH_DECISIONS", 40)  # a 7 s budget: a shorter test
+    monkeypatch.setattr(referee.engine.match, "MATCH_DECISIONS", 40)  # a 7 s budget: a shorter test
     slow = _slow_version(django_user_model.objects.create_user("mallory"), 0.12)
     match = match_with("oh-hell", [played_versions[0], slow, played_versions[1]])
     Ladder.objects.filter(pk=match.ladder_id).update(decision_seconds=0.15, bank_seconds=1.0)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from django.db import connection, connections
 
-from referee.games import all_games
+from referee.engine.games import all_games
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating, RatingChange

@@ -21,13 +21,13 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from platform_support import EXAMPLES, match_with
 
-from referee import replay
-from referee.bot_logs import LOG_TAIL_BYTES, CapturedLog, read_log_tail
-from referee.games import get_game
-from referee.match import play_match
-from referee.players import RandomPlayer
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
+from referee.engine import replay
+from referee.engine.games import get_game
+from referee.engine.match import play_match
+from referee.engine.players import RandomPlayer
+from referee.tools.bot_logs import LOG_TAIL_BYTES, CapturedLog, read_log_tail
 from septet_platform.accounts.services import api_token_create
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 CHATTY = """
 import sys
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 for number in range(1500):  # about 120 KB before the first decision: more than is kept
     print(f"filler {number:04d} " + "x" * 68, file=sys.stderr)
@@ -125,7 +125,7 @@ def test_a_bot_that_does_not_start_keeps_what_it_wrote_for_its_owner(
 
 COUNTER = """
 import os, sys
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 print(f"started as process {os.getpid()}", file=sys.stderr, flush=True)
 

@@ -31,12 +31,12 @@ from django.test import Client
 from django.utils import timezone
 from platform_support import EXAMPLES, match_with
 
-from referee import replay as replays
-from referee.games import get_game
-from referee.match import play_match
-from referee.players import RandomPlayer
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
+from referee.engine import replay as replays
+from referee.engine.games import get_game
+from referee.engine.match import play_match
+from referee.engine.players import RandomPlayer
 from septet_platform.accounts.services import api_token_create
 from septet_platform.bots.models import BotVersion
 from septet_platform.bots.qualification import bot_version_qualify

@@ -35,8 +35,8 @@ from fixtures_intake import (
     zip_with_declared_size,
 )
 
-from referee.botfolder import BotFolderError
-from referee.packing import pack_folder
+from referee.tools.botfolder import BotFolderError
+from referee.tools.packing import pack_folder
 from septet_platform.bots.archives import ArchiveRejected, unpack_archive
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get, bot_version_archive_path, bot_versions_for

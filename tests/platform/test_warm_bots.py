@@ -88,7 +88,7 @@ def test_submitted_bots_never_stay_warm_and_a_forfeiting_house_bot_is_dropped(
 
 
 def test_idle_processes_are_stopped_after_the_idle_time(django_user_model: Any, settings: Any) -> None:
-    from referee.botfolder import start_bot
+    from referee.tools.botfolder import start_bot
     from septet_platform.matches.warm import WarmBot
 
     pool = WarmHouseBots(idle_seconds=0.0)

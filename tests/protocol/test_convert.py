@@ -1,4 +1,4 @@
-"""Engine <-> wire conversions (referee.protocol.convert): exact round trips for every game id and
+"""Engine <-> wire conversions (referee.botkit.protocol.convert): exact round trips for every game id and
 player count over random positions, nothing on the wire the seat may not know, and a one-line
 ProtocolError, saying what was tried, for every answer the referee cannot use."""
 
@@ -14,13 +14,8 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.games import GAMES, get_game
-from referee.games.base import Action, DecisionKind, Result
-from referee.match import MatchEnd, MatchStart, Status, TimeControl, play_match
-from referee.players import RandomPlayer
-from referee.playout import playout
-from referee.protocol import bot_pb2
-from referee.protocol.convert import (
+from referee.botkit.protocol import bot_pb2
+from referee.botkit.protocol.convert import (
     ProtocolError,
     action_from_response,
     action_to_proto,
@@ -32,6 +27,11 @@ from referee.protocol.convert import (
     match_start_from_request,
     start_match_request,
 )
+from referee.engine.games import GAMES, get_game
+from referee.engine.games.base import Action, DecisionKind, Result
+from referee.engine.match import MatchEnd, MatchStart, Status, TimeControl, play_match
+from referee.engine.players import RandomPlayer
+from referee.engine.playout import playout
 
 CASES = [(game_id, players) for game_id, game in GAMES.items() for players in game.players]
 

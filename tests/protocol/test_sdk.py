@@ -1,4 +1,4 @@
-"""The Python SDK (referee.sdk) and the example bots: real servers on real sockets, real clients.
+"""The Python SDK (referee.botkit.sdk) and the example bots: real servers on real sockets, real clients.
 
 A bot served on port 0 or a unix socket answers Decide with a legal action and reports SERVING;
 a bot that raises gives INTERNAL and keeps serving; whole matches over the wire play exactly as
@@ -27,20 +27,20 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee.games import GAMES, get_game
-from referee.games.base import Action, DecisionKind
-from referee.match import MatchEnd, MatchStart, TimeControl, Turn, play_match
-from referee.players import GreedyPlayer, Player
-from referee.playout import playout
-from referee.protocol import bot_pb2, bot_pb2_grpc
-from referee.protocol.convert import (
+from referee.botkit.protocol import bot_pb2, bot_pb2_grpc
+from referee.botkit.protocol.convert import (
     ProtocolError,
     action_from_response,
     decide_request,
     end_match_request,
     start_match_request,
 )
-from referee.sdk import DEFAULT_ADDRESS, Bot, as_bot, create_server, resolve_address
+from referee.botkit.sdk import DEFAULT_ADDRESS, Bot, as_bot, create_server, resolve_address
+from referee.engine.games import GAMES, get_game
+from referee.engine.games.base import Action, DecisionKind
+from referee.engine.match import MatchEnd, MatchStart, TimeControl, Turn, play_match
+from referee.engine.players import GreedyPlayer, Player
+from referee.engine.playout import playout
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "bots" / "examples"

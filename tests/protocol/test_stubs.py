@@ -19,7 +19,7 @@ def test_generated_stubs_are_not_stale() -> None:
 
 
 def test_stubs_import_from_the_referee_package() -> None:
-    from referee.protocol import bot_pb2, bot_pb2_grpc
+    from referee.botkit.protocol import bot_pb2, bot_pb2_grpc
 
     assert bot_pb2.DESCRIPTOR.package == "septet.v1"
     assert hasattr(bot_pb2_grpc, "BotServicer")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.games import GAMES
+from referee.engine.games import GAMES
 
 SEPTET = str(Path(sys.executable).with_name("septet"))
 

@@ -11,10 +11,10 @@ import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from referee.arena_cli import qualification_outcome
-from referee.cli import main
-from referee.lineup import reported_name
-from referee.sdk import Bot, _NameInterceptor, create_server
+from referee.botkit.sdk import Bot, _NameInterceptor, create_server
+from referee.tools.arena_cli import qualification_outcome
+from referee.tools.cli import main
+from referee.tools.lineup import reported_name
 
 
 class Named(Bot):
@@ -148,8 +148,8 @@ def test_check_table_of_a_slow_bot_on_every_table_size_still_fits_80_columns() -
     digit counts and decision times of seconds (a slow bot, or a slow machine under load)."""
     from rich.console import Console
 
-    from referee.check import GameReport
-    from referee.cli import check_table
+    from referee.tools.check import GameReport
+    from referee.tools.cli import check_table
 
     slow = [0.0009, 0.012, 0.95, 2.4]  # seconds: up to 2400 ms
     reports = [

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from referee.compare import (
+from referee.engine.games import get_game
+from referee.engine.games.base import GameError
+from referee.engine.match import MatchResult, play_match
+from referee.engine.players import GreedyPlayer, Player, RandomPlayer
+from referee.tools.compare import (
     A,
     B,
     Comparison,
@@ -24,11 +28,7 @@ from referee.compare import (
     run_comparison,
     sequential_test,
 )
-from referee.games import get_game
-from referee.games.base import GameError
-from referee.match import MatchResult, play_match
-from referee.players import GreedyPlayer, Player, RandomPlayer
-from referee.series import Table
+from referee.tools.series import Table
 
 SEPTET = str(Path(sys.executable).with_name("septet"))
 

@@ -1,4 +1,4 @@
-"""The API contract every game keeps (referee.games.base), checked over all game ids at once.
+"""The API contract every game keeps (referee.engine.games.base), checked over all game ids at once.
 
 Each game's own test module checks its rules; this one checks the shape OpenSpiel's
 `random_sim_test` checks for its games: random legal play ends, `apply` never mutates, the
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.games import GAMES
-from referee.games.base import CHANCE, Decision, DecisionKind, Result
-from referee.playout import playout
+from referee.engine.games import GAMES
+from referee.engine.games.base import CHANCE, Decision, DecisionKind, Result
+from referee.engine.playout import playout
 
 IMMUTABLE = (int, str, bool, float, type(None))
 

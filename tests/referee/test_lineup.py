@@ -12,13 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from referee.games import get_game
-from referee.lineup import Lineup, parse_bot
-from referee.match import TimeControl, new_match_id, play_match
+from referee.engine.games import get_game
+from referee.engine.match import TimeControl, new_match_id, play_match
+from referee.tools.lineup import Lineup, parse_bot
 
 WITNESS_BOT = '''
 import json, os, sys
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 class Witness(Bot):
     """Plays the first legal action; notes its pid with every seat and match it is told of."""

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from referee.games import GAMES, get_game
-from referee.games.base import Action, Result
-from referee.match import PlayerError, PlayerTimeout, TimeControl, Turn, play_match, rank_with_forfeits
-from referee.players import GreedyPlayer, PolicyPlayer, RandomPlayer
-from referee.replay import verify as replay_verify
+from referee.engine.games import GAMES, get_game
+from referee.engine.games.base import Action, Result
+from referee.engine.match import PlayerError, PlayerTimeout, TimeControl, Turn, play_match, rank_with_forfeits
+from referee.engine.players import GreedyPlayer, PolicyPlayer, RandomPlayer
+from referee.engine.replay import verify as replay_verify
 
 
 def _randoms(count: int, seed: int = 0) -> list[Any]:

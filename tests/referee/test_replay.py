@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from referee import replay
-from referee.games import GAMES
-from referee.match import play_match
-from referee.players import GreedyPlayer, PolicyPlayer, RandomPlayer
+from referee.engine import replay
+from referee.engine.games import GAMES
+from referee.engine.match import play_match
+from referee.engine.players import GreedyPlayer, PolicyPlayer, RandomPlayer
 
 
 def _replay_of(game_id: str, seed: int) -> dict[str, Any]:

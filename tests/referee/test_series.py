@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from referee.games import get_game
-from referee.games.base import GameError
-from referee.series import BotRecord, schedule, seats_for
+from referee.engine.games import get_game
+from referee.engine.games.base import GameError
+from referee.tools.series import BotRecord, schedule, seats_for
 
 
 def test_duplicate_schedule_plays_every_rotation_of_each_seed() -> None:

@@ -26,9 +26,9 @@ import pytest
 from bot_versions import tar_folder
 from sandbox_helpers import EXAMPLES, processes, tree_digest
 
-from referee.botfolder import start_bot
-from referee.packing import pack_folder
-from referee.sandbox import Sandbox
+from referee.tools.botfolder import start_bot
+from referee.tools.packing import pack_folder
+from referee.tools.sandbox import Sandbox
 from septet_platform.bots.models import BotVersion
 from septet_platform.bots.qualification import bot_version_qualify
 from septet_platform.bots.services import bot_version_submit
@@ -415,8 +415,8 @@ def test_a_bot_printing_64_mib_at_build_and_at_start_leaves_a_few_kib_and_its_ow
     # what was tried: 20 lines of 3 MiB each, once from the build and once from the starting bot
     import grpc
 
-    from referee.protocol import arena_pb2 as pb
-    from referee.protocol import arena_pb2_grpc
+    from referee.botkit.protocol import arena_pb2 as pb
+    from referee.botkit.protocol import arena_pb2_grpc
     from septet_platform.accounts.services import api_token_create
 
     owner = django_user_model.objects.create_user("loud")
@@ -556,7 +556,7 @@ counter.write_text((counter.read_text() if counter.exists() else "") + "built\\n
 
 def test_a_local_build_keeps_its_stamp_outside_the_folder_and_follows_no_link(tmp_path: Path) -> None:
     # what was tried: the author's folder holds `.septet-build` as a link to a 0600 root file
-    from referee.botfolder import build, load_manifest
+    from referee.tools.botfolder import build, load_manifest
 
     secret = tmp_path / "root-only"
     secret.write_bytes(b"untouched")

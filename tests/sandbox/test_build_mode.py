@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sandbox_helpers import tree_digest
 
-from referee.sandbox import Limits, MiB, Sandbox
+from referee.tools.sandbox import Limits, MiB, Sandbox
 
 WRAPPER = "cp -R /src/. /bot/ && {build} && tar -C /bot -cf - ."
 

@@ -22,12 +22,12 @@ import psutil
 import pytest
 from sandbox_helpers import EXAMPLES, ROOT, hostile_copy, processes, tree_digest, uids_serving
 
-from referee.botfolder import start_bot
-from referee.games import get_game
-from referee.match import MatchResult, TimeControl, play_match
-from referee.players import Player, RandomPlayer
-from referee.players.grpc_player import GrpcPlayer
-from referee.sandbox import Limits, MiB, Sandbox
+from referee.engine.games import get_game
+from referee.engine.match import MatchResult, TimeControl, play_match
+from referee.engine.players import Player, RandomPlayer
+from referee.tools.botfolder import start_bot
+from referee.tools.grpc_player import GrpcPlayer
+from referee.tools.sandbox import Limits, MiB, Sandbox
 
 TEST_LIMITS = Limits(memory_bytes=1024 * MiB, file_bytes=8 * MiB, processes=128, tmp_bytes=32 * MiB)
 """Smaller than production's, so the hogs hit them quickly on a shared machine."""

@@ -20,13 +20,13 @@ import pytest
 from sandbox_helpers import EXAMPLES as ROOT_EXAMPLES
 from sandbox_helpers import hostile_copy
 
-from referee.botfolder import BotFolderError, RunningBot, start_bot
-from referee.games import get_game
-from referee.match import MatchResult, TimeControl, play_match
-from referee.players import Player, RandomPlayer
-from referee.players.grpc_player import GrpcPlayer
-from referee.sandbox import Limits, MiB, Sandbox, describe_limits
-from referee.sandbox_cgroups import SandboxGroup, support
+from referee.engine.games import get_game
+from referee.engine.match import MatchResult, TimeControl, play_match
+from referee.engine.players import Player, RandomPlayer
+from referee.tools.botfolder import BotFolderError, RunningBot, start_bot
+from referee.tools.grpc_player import GrpcPlayer
+from referee.tools.sandbox import Limits, MiB, Sandbox, describe_limits
+from referee.tools.sandbox_cgroups import SandboxGroup, support
 
 LIMITS = Limits(memory_bytes=512 * MiB, file_bytes=64 * MiB, processes=128, tmp_bytes=32 * MiB)
 """512 MiB for the whole sandbox: less than the four children's 4 x 300 MiB."""
@@ -187,8 +187,8 @@ def test_a_sandbox_group_carries_its_limits_and_is_removed_when_the_bot_stops(tm
 
 LAUNCH_AND_WAIT = """
 import sys, time
-from referee.botfolder import launch_bot
-from referee.sandbox import Sandbox
+from referee.tools.botfolder import launch_bot
+from referee.tools.sandbox import Sandbox
 bot = launch_bot(sys.argv[1], sandbox=Sandbox())
 bot.wait_until_healthy()
 group = bot.sandbox_group
@@ -224,7 +224,7 @@ def test_a_worker_killed_outright_takes_its_sandboxes_along(tmp_path: Path) -> N
 
 ORPHAN_MAKER = """
 import subprocess, sys, time
-from referee.sandbox_cgroups import create_group
+from referee.tools.sandbox_cgroups import create_group
 group = create_group(64 << 20, 16, 1.0)
 # a process of the sandbox, in its group, whose launcher will not be there to clean up
 orphan = subprocess.Popen(
@@ -244,7 +244,7 @@ def test_the_sandboxes_of_a_worker_killed_outright_are_ended_by_the_next_one(tmp
     with SIGKILL, so nothing of its own cleans up; the next worker's sweep (what a worker runs at
     start and before each sandbox) ends the orphan and removes its group. A group whose maker
     lives is left alone."""
-    from referee.sandbox_cgroups import create_group, sweep_orphaned
+    from referee.tools.sandbox_cgroups import create_group, sweep_orphaned
 
     maker = subprocess.Popen([sys.executable, "-c", ORPHAN_MAKER], stdout=subprocess.PIPE, text=True)
     assert maker.stdout is not None

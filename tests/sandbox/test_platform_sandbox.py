@@ -26,15 +26,15 @@ from django.conf import settings
 from django.forms.models import model_to_dict
 from sandbox_helpers import EXAMPLES, HOSTILE, ROOT
 
-from referee import sandbox as sandbox_module
-from referee.botfolder import start_bot
-from referee.games import get_game
-from referee.games.base import Action
-from referee.match import TimeControl, Turn, play_match
-from referee.players import Player, RandomPlayer
-from referee.players.grpc_player import GrpcPlayer
-from referee.protocol import arena_pb2, arena_pb2_grpc
-from referee.sandbox import Sandbox
+from referee.botkit.protocol import arena_pb2, arena_pb2_grpc
+from referee.engine.games import get_game
+from referee.engine.games.base import Action
+from referee.engine.match import TimeControl, Turn, play_match
+from referee.engine.players import Player, RandomPlayer
+from referee.tools import sandbox as sandbox_module
+from referee.tools.botfolder import start_bot
+from referee.tools.grpc_player import GrpcPlayer
+from referee.tools.sandbox import Sandbox
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import api_token_authenticate, api_token_create
 from septet_platform.arena_api.services import SubmissionsExhausted, submission_rate_check

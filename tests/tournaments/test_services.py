@@ -266,7 +266,7 @@ def test_pause_resume_and_cancel(
 
 
 def test_places_count_the_entrants_clearly_better_and_never_rise_down_the_list() -> None:
-    from referee.stats import MeanInterval
+    from referee.tools.stats import MeanInterval
 
     nan = float("nan")
     listed = [

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from tournament_data import make_version
 
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
 from septet_platform.accounts.services import api_token_create
 from septet_platform.tournaments.models import Entrant, Tournament
 

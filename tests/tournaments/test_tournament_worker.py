@@ -17,8 +17,8 @@ from celery_workers import private_queue, worker_start, worker_stop
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from referee import replay as replays
-from referee.match import TimeControl
+from referee.engine import replay as replays
+from referee.engine.match import TimeControl
 from septet_platform.bots.models import BotVersion
 from septet_platform.matches.models import Match, Seat
 from septet_platform.tournaments import selectors, services

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from viewer_replays import make_replay
 
-from referee import replay
-from referee.cli import main
-from referee.viewer import STATIC_DIR, build_page
-from referee.viewer.page import default_output, embedded_json
+from referee.engine import replay
+from referee.tools.cli import main
+from referee.tools.viewer import STATIC_DIR, build_page
+from referee.tools.viewer.page import default_output, embedded_json
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE = "</script><script>alert(1)</script><!-- & \u2028"
@@ -99,7 +99,7 @@ def test_the_default_page_sits_beside_the_replay(tmp_path: Path, name: str, expe
 def test_the_viewer_files_ship_in_the_package() -> None:
     """Every static file matches the package-data globs, so a wheel carries it."""
     config = tomllib.loads((REPO / "pyproject.toml").read_text())
-    patterns = config["tool"]["setuptools"]["package-data"]["referee.viewer"]
+    patterns = config["tool"]["setuptools"]["package-data"]["referee.tools.viewer"]
     files = [path.relative_to(STATIC_DIR.parent.parent).as_posix() for path in STATIC_DIR.iterdir()]
     assert {"static/septet-viewer/viewer.js", "static/septet-viewer/viewer.css"} <= set(files)
     assert all(any(fnmatch(name, pattern) for pattern in patterns) for name in files)
@@ -178,7 +178,7 @@ def test_replay_view_opens_the_page_in_the_browser_unless_told_not_to(tmp_path: 
     browser.chmod(browser.stat().st_mode | stat.S_IXUSR)
     source = replay.save(make_replay("oh7-duel"), tmp_path / "duel.json.gz")
     env = {**os.environ, "BROWSER": f"{browser} %s", "DISPLAY": ""}
-    septet = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())"]
+    septet = [sys.executable, "-c", "import sys; from referee.tools.cli import main; sys.exit(main())"]
     done = subprocess.run(
         [*septet, "replay", "view", str(source), "--no-open"], env=env, capture_output=True, text=True
     )

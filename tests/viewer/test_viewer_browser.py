@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from viewer_replays import Moment, engine_moments, make_replay, shown_events
 
-from referee.games import GAMES
-from referee.viewer import STATIC_DIR, build_page
+from referee.engine.games import GAMES
+from referee.tools.viewer import STATIC_DIR, build_page
 
 pytestmark = pytest.mark.browser
 

@@ -13,10 +13,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from referee.games import GAMES
-from referee.games.base import CHANCE
-from referee.match import play_match
-from referee.players import GreedyPlayer, PolicyPlayer, RandomPlayer
+from referee.engine.games import GAMES
+from referee.engine.games.base import CHANCE
+from referee.engine.match import play_match
+from referee.engine.players import GreedyPlayer, PolicyPlayer, RandomPlayer
 
 INPUTS = ("chance", "action")
 

@@ -15,9 +15,9 @@ from django.conf import settings
 from test_account import bot_archive
 from web_data import SCRIPT_NAME, Site
 
-from referee.games import get_game
-from referee.match import play_match
-from referee.players import RandomPlayer
+from referee.engine.games import get_game
+from referee.engine.match import play_match
+from referee.engine.players import RandomPlayer
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate
 from septet_platform.bots.models import BotVersion

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.html import escape
 from web_data import SCRIPT_NAME, Site, match_play_recorded, version_make
 
-from referee.games import all_games
+from referee.engine.games import all_games
 from septet_platform.matches.models import Match
 
 ESCAPED_SCRIPT = "&lt;script&gt;alert(1)&lt;/script&gt;"

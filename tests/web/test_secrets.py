@@ -15,7 +15,7 @@ from django.test import Client
 from django.utils.html import escape
 from web_data import Site, match_play_recorded
 
-from referee import replay as replays
+from referee.engine import replay as replays
 from septet_platform.matches.models import Match, Seat
 
 STRANGER = "198.51.100.7"

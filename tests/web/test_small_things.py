@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from web_data import Site, match_play_recorded
 
-from referee.stats import mean_interval
+from referee.tools.stats import mean_interval
 from septet_platform.matches.models import Match
 from septet_platform.web.selectors import DuplicateSet, duplicate_summary, rank_interval_clipped
 

@@ -15,9 +15,9 @@ from typing import Any
 from bot_versions import version_row
 from django.contrib.auth.models import User
 
-from referee.games import get_game
-from referee.match import play_match
-from referee.players import PolicyPlayer, RandomPlayer
+from referee.engine.games import get_game
+from referee.engine.match import play_match
+from referee.engine.players import PolicyPlayer, RandomPlayer
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.services import ratings_apply

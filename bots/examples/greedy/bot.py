@@ -2,7 +2,7 @@
 
 It bids (or bets) what its hand should win and then plays to make that exactly: wins tricks
 cheaply while it needs them, sheds its highest losing card once it has enough. Each game's
-policy is `greedy` in its module under referee/games/. Run it with
+policy is `greedy` in its module under referee/engine/games/. Run it with
 `septet bot serve bots/examples/greedy`, or directly: `python bot.py --address 127.0.0.1:50052`.
 """
 

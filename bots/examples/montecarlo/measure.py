@@ -16,11 +16,11 @@ import time
 from bot import MonteCarloBot
 from search import Budget
 
-from referee.compare import A, Comparison, TestSettings, comparison_tables, field_for, run_comparison
+from referee.engine.match import MatchResult, play_match
+from referee.engine.players import GreedyPlayer, Player
 from referee.games import all_games, get_game
-from referee.match import MatchResult, play_match
-from referee.players import GreedyPlayer, Player
-from referee.series import Table
+from referee.tools.compare import A, Comparison, TestSettings, comparison_tables, field_for, run_comparison
+from referee.tools.series import Table
 
 
 def measure(game_id: str, budget: Budget, sets: int, players: int | None, seed: int) -> Comparison:

@@ -12,7 +12,7 @@ import random
 
 from deal import deal_hidden
 
-from referee.cards import DECK_52
+from referee.engine.cards import DECK_52
 from referee.games import oh_hell, seven_up_seven_down
 from referee.games.bidding import DECK_ORDER, BiddingInfo, Phase, State
 

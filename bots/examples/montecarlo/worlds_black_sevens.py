@@ -14,7 +14,7 @@ import random
 
 from deal import deal_hidden
 
-from referee.cards import DECK_52
+from referee.engine.cards import DECK_52
 from referee.games.black_sevens import (
     ORDER,
     VALUE,

@@ -4,7 +4,7 @@ A duplicate set is the unit of a result, as in `septet compare`: within a set ev
 every seat of one deal, so the luck of the cards is the same for all and what differs is play.
 A bot's sample is its mean rank (and mean score) per set, over the sets whose every rotation is
 over; an opponent's rank difference to the challenger is taken set by set, so the interval is that
-of a paired difference (referee.stats.mean_interval, Student t). Sets still playing count nothing:
+of a paired difference (referee.tools.stats.mean_interval, Student t). Sets still playing count nothing:
 a finished rotation of an unfinished set would show a result its seed is not yet published for.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from referee.stats import MeanInterval, mean_interval
+from referee.tools.stats import MeanInterval, mean_interval
 from septet_platform.arena_api.models import Challenge
 from septet_platform.arena_api.selectors import OVER
 from septet_platform.matches.models import Match, Seat

@@ -10,7 +10,7 @@ challenge, say) is a set of its own.
 
 Forfeit reasons are the bot owner's: every copy of a match or replay shown to someone else has the
 reasons of seats they do not own blanked. The stored replay stays whole; the public copy differs
-only in reason texts, which verification (referee.replay.verify) never compares.
+only in reason texts, which verification (referee.engine.replay.verify) never compares.
 
 A bot's output in a match (its seat log) is its owner's alone, and is shown under the replay's
 rule: a bot may print its own hand, and its hand in one rotation is a hand of another seat in the
@@ -29,7 +29,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
-from referee import replay as replays
+from referee.engine import replay as replays
 from septet_platform.bots.models import Bot
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, RatingChange

@@ -13,7 +13,7 @@ from django.conf import settings
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from referee.protocol import arena_pb2, arena_pb2_grpc
+from referee.botkit.protocol import arena_pb2, arena_pb2_grpc
 from septet_platform.arena_api.auth import ArenaAuthInterceptor
 from septet_platform.arena_api.servicer import ArenaServicer
 from septet_platform.arena_api.streams import StreamLimiter

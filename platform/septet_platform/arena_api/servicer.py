@@ -15,11 +15,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import close_old_connections
 
-from referee.botfolder import BotFolderError
-from referee.protocol import arena_pb2 as pb
-from referee.protocol import arena_pb2_grpc
-from referee.replay import ReplayError
-from referee.stats import MeanInterval
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2_grpc
+from referee.engine.replay import ReplayError
+from referee.tools.botfolder import BotFolderError
+from referee.tools.stats import MeanInterval
 from septet_platform.arena_api import challenges as challenge_reads
 from septet_platform.arena_api import selectors, services
 from septet_platform.arena_api.auth import current_user

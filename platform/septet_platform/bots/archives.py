@@ -5,12 +5,12 @@ byte: paths stay inside (no absolute paths, no `..`), only regular files and fol
 symlinks, hardlinks, devices, fifos or sparse files), at most `max_files` entries, each file and
 the total under their size limits, a bounded compression ratio (declared sizes; a gzip stream is
 decompressed only up to what the limits allow), and `septet-bot.toml` at the root or inside a
-single top-level folder, validated with `referee.botfolder.load_manifest`. While extracting it
+single top-level folder, validated with `referee.tools.botfolder.load_manifest`. While extracting it
 counts the bytes it actually reads, so a header that lies about a size is caught too. Files are
 written by this module (never by tarfile/zipfile's own extract) with plain 0644/0755 modes.
 Any violation raises `ArchiveRejected` with a one-line reason and leaves nothing in `destination`.
 
-Packing (`pack_folder`, `pack_tree`) lives in `referee.packing`, where the CLI can reach it.
+Packing (`pack_folder`, `pack_tree`) lives in `referee.tools.packing`, where the CLI can reach it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from referee.botfolder import MANIFEST, BotFolderError, load_manifest
+from referee.tools.botfolder import MANIFEST, BotFolderError, load_manifest
 
 MiB = 1024 * 1024
 CHUNK = 64 * 1024

@@ -26,13 +26,13 @@ from contextlib import ExitStack, contextmanager
 from django.db import transaction
 from django.utils import timezone
 
-from referee.botfolder import BotFolderError, RunningBot, start_bot
-from referee.building import bounded_log
-from referee.games import get_game
-from referee.match import TimeControl, new_match_id, play_match
-from referee.players import Player, RandomPlayer
-from referee.players.grpc_player import GrpcPlayer
-from referee.sandbox import Sandbox
+from referee.engine.games import get_game
+from referee.engine.match import TimeControl, new_match_id, play_match
+from referee.engine.players import Player, RandomPlayer
+from referee.tools.botfolder import BotFolderError, RunningBot, start_bot
+from referee.tools.building import bounded_log
+from referee.tools.grpc_player import GrpcPlayer
+from referee.tools.sandbox import Sandbox
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.services import bot_version_build
 from septet_platform.ladders.matchmaking import SEED_BITS

@@ -7,7 +7,7 @@ owner's), numbers the version, and stores the archive as
 files: the archive file is removed again when the transaction does not commit.
 
 `bot_version_build` then builds the version exactly once, before it qualifies: its manifest's
-`build` runs offline in the sandbox on a copy of the stored folder (`referee.building`), the tree
+`build` runs offline in the sandbox on a copy of the stored folder (`referee.tools.building`), the tree
 it leaves is checked like an upload (no links, devices or paths outside; size limits) and stored
 as its own archive `<bot name>/v<n>.built.tar.gz` with its SHA-256. Its outcome and a bounded log
 are kept in the database; no stamp is ever written into a folder. Matches play the built archive.
@@ -31,10 +31,10 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from referee.botfolder import BotFolderError, Manifest, load_manifest, resolve_command
-from referee.building import BuildLimits, BuildOutcome, bounded_log, build_in_sandbox, build_unsandboxed
-from referee.packing import pack_tree
-from referee.sandbox import Sandbox
+from referee.tools.botfolder import BotFolderError, Manifest, load_manifest, resolve_command
+from referee.tools.building import BuildLimits, BuildOutcome, bounded_log, build_in_sandbox, build_unsandboxed
+from referee.tools.packing import pack_tree
+from referee.tools.sandbox import Sandbox
 from septet_platform.bots.archives import (
     BUILT_LIMITS,
     DEFAULT_LIMITS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import DatabaseError
 
-from referee.sandbox import SandboxError
+from referee.tools.sandbox import SandboxError
 from septet_platform.bots.qualification import bot_version_qualify
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from referee.match import TimeControl
+from referee.engine.match import TimeControl
 
 
 class Ladder(models.Model):

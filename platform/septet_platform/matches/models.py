@@ -52,6 +52,23 @@ class Match(models.Model):
         indexes = [
             models.Index(fields=["status", "lease_until"]),
             models.Index(fields=["ladder", "-finished"]),
+            # The rating writer's batch and the sweep of unrated matches: the few recorded and not
+            # yet rated, in the order recorded, without walking a ladder's whole history.
+            models.Index(
+                fields=["ladder", "finished"],
+                condition=models.Q(status="finished", rated=True, ratings_applied=False),
+                name="match_waiting_for_rating",
+            ),
+            # The rotations of a duplicate set (rated together at two seats).
+            models.Index(
+                fields=["ladder", "duplicate_set"],
+                condition=~models.Q(duplicate_set=""),
+                name="match_duplicate_set",
+            ),
+            # A duplicate set's matches by name (is the set over, so are its replays published):
+            # the match and bot pages ask on every view. Not partial: SQLite uses a partial index
+            # only when the query repeats its condition.
+            models.Index(fields=["duplicate_set", "ladder", "tournament"], name="match_set_members"),
         ]
         verbose_name_plural = "matches"
 
@@ -72,12 +89,14 @@ class Seat(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["match", "seat"], name="one_bot_per_seat")]
+        # A bot's matches newest first (its page's results, waiting matches and duplicate sets).
+        indexes = [models.Index(fields=["bot_version", "match"], name="seat_version_match")]
         ordering = ["match", "seat"]
 
 
 class SeatLog(models.Model):
     """What a seat's bot wrote (stdout and stderr) during one match, kept for its owner only: the
-    last `referee.bot_logs.LOG_TAIL_BYTES` of whole lines, and the event number of the decision
+    last `referee.tools.bot_logs.LOG_TAIL_BYTES` of whole lines, and the event number of the decision
     its forfeit was declared at (the replay event; None without a forfeit). The forfeit's full
     reason is the seat's own `forfeit_reason`. Deleted with its seat, so with its match."""
 

@@ -52,16 +52,16 @@ from django.db import connection, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from referee import replay as replays
-from referee.bot_logs import CapturedLog, captured_text, log_size, read_log_tail
-from referee.botfolder import BotFolderError, RunningBot, launch_bot
-from referee.games import get_game
-from referee.games.base import Action
-from referee.match import Forfeit, MatchResult, PlayerError, TimeControl, new_match_id, play_match
-from referee.players import Player
-from referee.players.grpc_player import GrpcPlayer
-from referee.sandbox import Sandbox, SandboxError, check_available
-from referee.sandbox_seccomp import SeccompUnavailable, compiled_filter
+from referee.engine import replay as replays
+from referee.engine.games import get_game
+from referee.engine.games.base import Action
+from referee.engine.match import Forfeit, MatchResult, PlayerError, TimeControl, new_match_id, play_match
+from referee.engine.players import Player
+from referee.tools.bot_logs import CapturedLog, captured_text, log_size, read_log_tail
+from referee.tools.botfolder import BotFolderError, RunningBot, launch_bot
+from referee.tools.grpc_player import GrpcPlayer
+from referee.tools.sandbox import Sandbox, SandboxError, check_available
+from referee.tools.sandbox_seccomp import SeccompUnavailable, compiled_filter
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
 from septet_platform.matches import lost, storage
@@ -156,7 +156,7 @@ def version_folder(version: BotVersion) -> Path:
     bytes it was unpacked from. Unpacked beside the target and renamed into place, so workers
     racing on a new version never see a half-written folder (the loser's copy is thrown away).
     """
-    from referee.botfolder import mark_built
+    from referee.tools.botfolder import mark_built
     from septet_platform.bots.archives import BUILT_LIMITS, unpack_archive
 
     archive, digest = _playable_archive(version)
@@ -177,7 +177,7 @@ def version_folder(version: BotVersion) -> Path:
             shutil.rmtree(scratch, ignore_errors=True)
     root = _manifest_root(target)
     if version.manifest.get("build"):
-        from referee.botfolder import load_manifest
+        from referee.tools.botfolder import load_manifest
 
         with contextlib.suppress(OSError):  # a worker without a writable home still plays
             mark_built(load_manifest(root))  # a local, unsandboxed start (development) must not build
@@ -391,7 +391,7 @@ def _players(
 
 
 def _seat_logs(running: dict[int, RunningBot], log_starts: dict[int, int]) -> dict[int, CapturedLog]:
-    """Each seat's output during this match (a capped tail of whole lines, see `referee.bot_logs`),
+    """Each seat's output during this match (a capped tail of whole lines, see `referee.tools.bot_logs`),
     read before its process is stopped; a warm process's only from where this match took it."""
     return {
         number: read_log_tail(bot.log_path, offset=log_starts.get(number, 0))

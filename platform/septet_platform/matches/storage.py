@@ -1,6 +1,6 @@
 """Replay storage: whether replays can be written right now, and reading one back checked.
 
-A match is recorded only once its replay is safely on disk (`referee.replay.save_durably`, before
+A match is recorded only once its replay is safely on disk (`referee.engine.replay.save_durably`, before
 the database commit). When the replay folder cannot be written (a full disk, a read-only mount),
 playing matches would only throw their results away in a loop, so a worker stops taking matches
 while `replays_writable` says no (the task is queued again a little later, unclaimed) and takes
@@ -24,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 
-from referee import replay as replays
+from referee.engine import replay as replays
 from septet_platform.matches.models import Match
 
 PROBE_BYTES = 256 * 1024

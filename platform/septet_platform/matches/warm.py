@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from referee.botfolder import RunningBot
+from referee.tools.botfolder import RunningBot
 
 
 @dataclass

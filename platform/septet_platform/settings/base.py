@@ -98,7 +98,7 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("SEPTET_STATIC_ROOT", DATA_DIR / "static"))
 # The replay viewer's static files ship inside the referee package (no build step); the site serves them.
 try:
-    _VIEWER = importlib.util.find_spec("referee.viewer")
+    _VIEWER = importlib.util.find_spec("referee.tools.viewer")
 except ModuleNotFoundError:  # `referee` shadowed by a module of that name (a script's folder)
     _VIEWER = None
 STATICFILES_DIRS = [Path(_VIEWER.origin).parent / "static"] if _VIEWER and _VIEWER.origin else []
@@ -178,7 +178,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
 
-# Submitted bots run only inside the bubblewrap sandbox (referee/sandbox.py). True lets the
+# Submitted bots run only inside the bubblewrap sandbox (referee/tools/sandbox.py). True lets the
 # platform run them bare where bubblewrap cannot work: local development only; prod refuses it.
 SEPTET_ALLOW_UNSANDBOXED = os.environ.get("SEPTET_ALLOW_UNSANDBOXED", "") in ("1", "true", "True", "yes")
 # Refuse to run submitted bots where the sandbox's seccomp filter cannot be loaded (libseccomp

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from referee.packing import pack_folder
+from referee.tools.packing import pack_folder
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.qualification import bot_version_qualify
 from septet_platform.bots.services import bot_version_submit

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from referee.protocol import arena_pb2 as pb
+from referee.botkit.protocol import arena_pb2 as pb
 from septet_platform.tournaments import selectors
 from septet_platform.tournaments.models import Tournament
 

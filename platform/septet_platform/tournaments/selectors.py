@@ -3,7 +3,7 @@
 Standings: a duplicate set is one deal played once per seat rotation, so luck of the cards and of
 the seat cancels within it; an entrant's score for a set is its mean rank over the set's ranked
 games. Its standing is the mean of those per-set means with a Student-t 95% interval
-(referee.stats). Entrants are listed by mean; `place` is 1 + the number of entrants whose interval
+(referee.tools.stats). Entrants are listed by mean; `place` is 1 + the number of entrants whose interval
 lies wholly better (never less than the place of an entrant listed above), so entrants whose
 intervals overlap are statistically tied and may share a place rather than being separated by luck.
 """
@@ -21,7 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from referee.stats import MeanInterval, mean_interval
+from referee.tools.stats import MeanInterval, mean_interval
 from septet_platform.matches.models import Match, Seat
 from septet_platform.tournaments.models import Entrant, Tournament
 

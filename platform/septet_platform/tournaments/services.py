@@ -18,7 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from referee.games import all_games
+from referee.engine.games import all_games
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.services import ladders_ensure

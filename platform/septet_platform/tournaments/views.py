@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from referee.replay import ReplayError
+from referee.engine.replay import ReplayError
 from septet_platform.arena_api.selectors import ReplayUnpublished, published_match_ids, replay_for_viewer
 from septet_platform.bots.models import Bot
 from septet_platform.tournaments import selectors, services

@@ -16,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
-from referee.botfolder import BotFolderError
+from referee.tools.botfolder import BotFolderError
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import ApiTokenNotFound, api_token_create, api_token_revoke
 from septet_platform.arena_api import services as arena_services

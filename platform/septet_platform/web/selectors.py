@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -26,8 +26,8 @@ from django.core.paginator import Page, Paginator
 from django.db import models
 from django.db.models import QuerySet
 
-from referee import replay as replays
-from referee.stats import MeanInterval, mean_interval
+from referee.engine import replay as replays
+from referee.tools.stats import MeanInterval, mean_interval
 from septet_platform.arena_api.selectors import (
     OVER,
     UNPUBLISHED,
@@ -55,6 +55,8 @@ LADDER_PAGE_SIZE = 50
 RECENT_MATCHES = 20
 MATCHES_PER_PAGE = 20
 """A bot page's (and the match list's) matches are shown this many a page."""
+MAX_PAGE = 10_000
+"""The deepest page of a bot's matches the site pages to (200,000 matches)."""
 WAITING_SHOWN = 10
 """Beside its results, a bot page lists this many of its queued or running matches."""
 MATCH_FILTERS = ("finished", "waiting")
@@ -209,7 +211,7 @@ class BotProfile:
     bot: Bot
     versions: list[BotVersion]
     ratings: list[LadderRating]
-    results: Page[ResultRow]
+    results: ResultsPage
     status: str
     waiting: list[Seat]
     waiting_count: int
@@ -245,6 +247,47 @@ class DuplicateSummary:
 
 
 @dataclass(frozen=True)
+class ResultsPage:
+    """A page of a bot's matches, shaped like the part of Django's Page the template uses, without
+    the count of every row behind it: `more` says whether an older page exists."""
+
+    object_list: list[ResultRow]
+    number: int
+    more: bool
+
+    def __iter__(self) -> Iterator[ResultRow]:
+        return iter(self.object_list)
+
+    def __len__(self) -> int:
+        return len(self.object_list)
+
+    def has_next(self) -> bool:
+        return self.more
+
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    def has_other_pages(self) -> bool:
+        return self.more or self.number > 1
+
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+
+def page_number(page: str | int) -> int:
+    """A page number from the query string: 1 for anything that is not a whole number from 1 up,
+    capped at MAX_PAGE (an offset past every row costs the database a scan of them all)."""
+    try:
+        number = int(page)
+    except (TypeError, ValueError):
+        return 1
+    return min(max(number, 1), MAX_PAGE)
+
+
+@dataclass(frozen=True)
 class ResultRow:
     """One of a bot's matches as its page lists it: its seat (rank, score), the table's size, the
     rating change the match made (None when it made none) and whether its replay may be linked."""
@@ -260,17 +303,25 @@ def match_filter(status: str) -> str:
     return status if status in MATCH_FILTERS else "finished"
 
 
-def bot_results(*, bot: Bot, status: str = "finished", page: str | int = 1) -> Page[ResultRow]:
+def bot_results(
+    *, bot: Bot, status: str = "finished", page: str | int = 1, version_ids: Sequence[int] | None = None
+) -> ResultsPage:
     """One page of the bot's matches that are over (or, with status "waiting", queued or
-    running), newest first, each with its table size, rating change and replay link."""
+    running), newest first, each with its table size, rating change and replay link. No count of
+    every match (a busy bot has tens of thousands): one row past the page says whether an older
+    page exists."""
     statuses = OVER if match_filter(status) == "finished" else WAITING
-    seats = (
-        Seat.objects.filter(bot_version__bot=bot, match__status__in=statuses)
+    if version_ids is None:
+        version_ids = list(BotVersion.objects.filter(bot=bot).values_list("id", flat=True))
+    number = page_number(page)
+    start = (number - 1) * MATCHES_PER_PAGE
+    seated = list(
+        Seat.objects.filter(bot_version_id__in=version_ids, match__status__in=statuses)
         .select_related("match__ladder", "bot_version")
-        .order_by("-match_id", "seat")
+        .order_by("-match_id", "seat")[start : start + MATCHES_PER_PAGE + 1]
     )
-    shown = Paginator(seats, MATCHES_PER_PAGE).get_page(page)
-    seated = list(shown.object_list)
+    has_next = len(seated) > MATCHES_PER_PAGE
+    seated = seated[:MATCHES_PER_PAGE]
     matches = [seat.match for seat in seated]
     sizes = dict(
         Seat.objects.filter(match_id__in=[match.pk for match in matches])
@@ -280,7 +331,7 @@ def bot_results(*, bot: Bot, status: str = "finished", page: str | int = 1) -> P
     )
     published = published_match_ids(matches)
     changes = rating_changes(matches)
-    shown.object_list = [
+    rows = [
         ResultRow(
             seat=seat,
             players=sizes.get(seat.match_id, 0),
@@ -289,7 +340,7 @@ def bot_results(*, bot: Bot, status: str = "finished", page: str | int = 1) -> P
         )
         for seat in seated
     ]
-    return shown
+    return ResultsPage(object_list=rows, number=number, more=has_next)
 
 
 def bot_profile(
@@ -297,21 +348,23 @@ def bot_profile(
 ) -> BotProfile:
     """The bot's versions, ratings with history, its finished matches a page at a time (results
     first; or its waiting ones with status "waiting"), a few waiting matches apart, and (for its
-    owner) forfeits."""
+    owner) forfeits. Its seats are found through its versions' ids (an index on the seat's
+    version and match), never through a join the database could start from every match."""
     owner_sees = bool(viewer.is_authenticated and viewer.pk == bot.owner_id)
     versions = list(BotVersion.objects.filter(bot=bot).order_by("-number"))
-    seats = Seat.objects.filter(bot_version__bot=bot).select_related("match__ladder", "bot_version")
+    version_ids = [version.pk for version in versions]
+    seats = Seat.objects.filter(bot_version_id__in=version_ids).select_related("match__ladder", "bot_version")
     status = match_filter(status)
     waiting = seats.filter(match__status__in=WAITING)
     forfeits = (
         list(seats.exclude(forfeit_status="").order_by("-match_id")[:RECENT_MATCHES]) if owner_sees else []
     )
-    sets = duplicate_sets(bot=bot)
+    sets = duplicate_sets(bot=bot, version_ids=version_ids)
     return BotProfile(
         bot=bot,
         versions=versions,
         ratings=_bot_ratings(bot),
-        results=bot_results(bot=bot, status=status, page=page),
+        results=bot_results(bot=bot, status=status, page=page, version_ids=version_ids),
         status=status,
         waiting=list(waiting.order_by("-match_id")[:WAITING_SHOWN]) if status == "finished" else [],
         waiting_count=waiting.count(),
@@ -322,43 +375,52 @@ def bot_profile(
     )
 
 
-def duplicate_sets(*, bot: Bot, limit: int = 200) -> list[DuplicateSet]:
+def duplicate_sets(
+    *, bot: Bot, limit: int = 200, version_ids: Sequence[int] | None = None
+) -> list[DuplicateSet]:
     """The bot's most recent duplicate sets (up to `limit`) whose every rotation has finished,
-    newest first."""
-    names = list(
-        Seat.objects.filter(bot_version__bot=bot, match__status=Match.Status.FINISHED)
+    newest first. Read as plain rows (a few thousand seats for 200 sets), not model instances."""
+    if version_ids is None:
+        version_ids = list(BotVersion.objects.filter(bot=bot).values_list("id", flat=True))
+    own_sets = (
+        Seat.objects.filter(bot_version_id__in=version_ids)
         .exclude(match__duplicate_set="")
         .order_by("-match_id")
-        .values_list("match__duplicate_set", flat=True)[: limit * 8]
+        .values_list("match__duplicate_set", "match__status")[: limit * 8]
     )
-    wanted = list(dict.fromkeys(names))[:limit]
-    matches: dict[str, list[Match]] = defaultdict(list)
-    for match in Match.objects.filter(duplicate_set__in=wanted).select_related("ladder"):
-        matches[match.duplicate_set].append(match)
-    seats: dict[int, list[Seat]] = defaultdict(list)
-    for seat in Seat.objects.filter(match__duplicate_set__in=wanted).select_related("bot_version__bot"):
-        seats[seat.match_id].append(seat)
+    wanted = list(dict.fromkeys(name for name, status in own_sets if status == Match.Status.FINISHED))[:limit]
+    if not wanted:
+        return []
+    rotations: dict[str, list[tuple[int, str, int, str]]] = defaultdict(list)
+    for match_id, name, match_status, seed, game in Match.objects.filter(duplicate_set__in=wanted).values_list(
+        "id", "duplicate_set", "status", "seed", "ladder__game"
+    ):
+        rotations[name].append((match_id, match_status, seed, game))
+    seats: dict[int, list[tuple[int, str, int | None, int | None]]] = defaultdict(list)
+    for match_id, bot_id, bot_name, rank, score in Seat.objects.filter(
+        match__duplicate_set__in=wanted
+    ).values_list("match_id", "bot_version__bot_id", "bot_version__bot__name", "rank", "score"):
+        seats[match_id].append((bot_id, bot_name, rank, score))
     found = []
     for name in wanted:
-        rotations = matches[name]
-        if any(match.status != Match.Status.FINISHED for match in rotations):
+        matches = rotations[name]
+        if any(match_status != Match.Status.FINISHED for _, match_status, _, _ in matches):
             continue  # still being played (or voided and waiting): not a whole set yet
-        own = [seat for match in rotations for seat in seats[match.pk] if seat.bot_version.bot_id == bot.pk]
-        if not own or any(seat.rank is None for seat in own):
+        own = [seat for match in matches for seat in seats[match[0]] if seat[0] == bot.pk]
+        if not own or any(rank is None for _, _, rank, _ in own):
             continue
-        others = {seat.bot_version.bot.name for m in rotations for seat in seats[m.pk]} - {bot.name}
-        first = min(rotations, key=lambda match: match.pk)
+        first_id, _, seed, game = min(matches)
         found.append(
             DuplicateSet(
-                game=first.ladder.game,
+                game=game,
                 name=name,
-                seed=first.seed,
-                players=len(seats[first.pk]),
-                rotations=len(rotations),
-                mean_rank=sum(int(seat.rank or 0) for seat in own) / len(own),
-                mean_score=sum(int(seat.score or 0) for seat in own) / len(own),
-                field=sorted(others),
-                first_match_id=first.pk,
+                seed=seed,
+                players=len(seats[first_id]),
+                rotations=len(matches),
+                mean_rank=sum(int(rank or 0) for _, _, rank, _ in own) / len(own),
+                mean_score=sum(int(score or 0) for _, _, _, score in own) / len(own),
+                field=sorted({seat[1] for match in matches for seat in seats[match[0]]} - {bot.name}),
+                first_match_id=first_id,
             )
         )
     return found

@@ -12,8 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from referee.games import all_games
-from referee.replay import ReplayError
+from referee.engine.games import all_games
+from referee.engine.replay import ReplayError
 from septet_platform.arena_api.selectors import ReplayUnpublished, ladder_get, ladders_list, replay_for_viewer
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get

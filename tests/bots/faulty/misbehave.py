@@ -19,7 +19,7 @@ from concurrent import futures
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from referee.protocol import bot_pb2
+from referee.botkit.protocol import bot_pb2
 
 BEHAVIOURS = (
     "ok", "crash", "hang", "raise", "garbage-bytes", "oversized", "out-of-range", "illegal-value",

@@ -1,5 +1,5 @@
 """Test helpers shared by the exact-bid games' tests (Oh Hell!, 7Up7Down): explicit deals and
-scripted actions through the shared engine (referee.games.bidding)."""
+scripted actions through the shared engine (referee.engine.games.bidding)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-from referee.cards import parse_cards
-from referee.games import bidding
-from referee.games.base import CHANCE, Game
-from referee.games.bidding import State
-from referee.playout import playout
+from referee.engine.cards import parse_cards
+from referee.engine.games import bidding
+from referee.engine.games.base import CHANCE, Game
+from referee.engine.games.bidding import State
+from referee.engine.playout import playout
 
 
 def deal(state: State, hands: Iterable[str], trump_card: str, dealer: int | None = None) -> State:

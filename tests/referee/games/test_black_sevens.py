@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.cards import DECK_52
-from referee.games import black_sevens
-from referee.games.base import CHANCE, Decision, DecisionKind, GameError, Result
-from referee.games.black_sevens import State
-from referee.playout import playout, random_policy
+from referee.engine.cards import DECK_52
+from referee.engine.games import black_sevens
+from referee.engine.games.base import CHANCE, Decision, DecisionKind, GameError, Result
+from referee.engine.games.black_sevens import State
+from referee.engine.playout import playout, random_policy
 
 GAME = black_sevens.GAME
 

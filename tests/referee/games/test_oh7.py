@@ -11,9 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.games import oh7, oh7_dummy
-from referee.games.base import CHANCE, Decision, DecisionKind, Event, GameError, Result, competition_ranks
-from referee.playout import Step, playout, random_policy
+from referee.engine.games import oh7, oh7_dummy
+from referee.engine.games.base import (
+    CHANCE,
+    Decision,
+    DecisionKind,
+    Event,
+    GameError,
+    Result,
+    competition_ranks,
+)
+from referee.engine.playout import Step, playout, random_policy
 
 OH7, ADVANCED, DUEL = oh7.GAMES
 State = oh7.State

@@ -14,9 +14,9 @@ from bidding_helpers import act, deal, game_events, seat_to_move, views_compared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.cards import DECK_52, parse_cards
-from referee.games import oh_hell
-from referee.games.base import (
+from referee.engine.cards import DECK_52, parse_cards
+from referee.engine.games import oh_hell
+from referee.engine.games.base import (
     CHANCE,
     Decision,
     DecisionKind,
@@ -24,8 +24,8 @@ from referee.games.base import (
     Result,
     competition_ranks,
 )
-from referee.games.bidding import State
-from referee.playout import playout
+from referee.engine.games.bidding import State
+from referee.engine.playout import playout
 
 GAME = oh_hell.GAME
 

@@ -3,7 +3,7 @@
 import random
 import time
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 THINK_SECONDS = 0.05
 

@@ -6,7 +6,7 @@ import math
 
 from django import template
 
-from referee.stats import MeanInterval
+from referee.tools.stats import MeanInterval
 
 register = template.Library()
 

@@ -4,7 +4,7 @@ own process group), which would live on after the match; then plays on."""
 import os
 import time
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 
 def daemonize() -> None:

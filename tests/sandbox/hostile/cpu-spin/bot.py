@@ -1,6 +1,6 @@
 """Hostile bot: spins the CPU inside decide and never answers (and spins on after the call)."""
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 
 class CpuSpin(Bot):

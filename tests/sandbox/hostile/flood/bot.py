@@ -6,7 +6,7 @@ Writing BREACH_AT bytes means no file-size limit held on its log: it raises BREA
 
 import sys
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 LINE = "flood " * 170 + "\n"
 BREACH_AT = 1 << 30

@@ -7,7 +7,7 @@ Forking more than BREACH_AT processes means no process limit held: it raises BRE
 import os
 import time
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 BREACH_AT = 2000
 

@@ -10,7 +10,7 @@ from concurrent import futures
 import grpc
 from grpc_health.v1 import health, health_pb2_grpc
 
-from referee.protocol import bot_pb2
+from referee.botkit.protocol import bot_pb2
 
 
 def decide(request: bytes, context: grpc.ServicerContext) -> bytes:

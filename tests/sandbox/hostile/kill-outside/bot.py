@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 HERE = Path(__file__).resolve().parent
 

@@ -9,7 +9,7 @@ import fcntl
 import os
 import struct
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 LOCK_FILES = ("/usr/bin/env", "/usr/bin/true")
 F_WRLCK = 1

@@ -9,7 +9,7 @@ import contextlib
 import fcntl
 import os
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 LOCK_FILES = ("/usr/bin/env", "/usr/bin/true")
 held: list[int] = []

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 CHILDREN = 4
 CHILD_BYTES = 300 << 20

@@ -4,7 +4,7 @@ Holding more than BREACH_AT bytes means no memory limit held: it raises BREACH. 
 MemoryError escapes decide and the bot forfeits (ERROR) with that reason.
 """
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 CHUNK = 64 << 20
 PAGE = 4096

@@ -7,7 +7,7 @@ it with ptrace and to read its memory with process_vm_readv. Any of them working
 import ctypes
 import subprocess
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 CLONE_NEWUSER = 0x10000000
 PTRACE_ATTACH = 16

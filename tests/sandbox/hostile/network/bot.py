@@ -10,7 +10,7 @@ import json
 import socket
 from pathlib import Path
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 HERE = Path(__file__).resolve().parent
 

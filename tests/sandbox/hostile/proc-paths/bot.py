@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 HERE = Path(__file__).resolve().parent
 SOURCES = ("/proc/1/cmdline", "/proc/self/mountinfo", "/proc/self/cmdline", "/proc/1/mountinfo")

@@ -10,7 +10,7 @@ kernel then kills the bot, which forfeits).
 import ctypes
 import os
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 IPC_PRIVATE = 0
 IPC_CREAT = 0o1000

@@ -2,7 +2,7 @@
 
 import time
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 
 class Sleeper(Bot):

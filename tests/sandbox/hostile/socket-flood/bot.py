@@ -8,7 +8,7 @@ raises BREACH. Contained, it removes nothing and plays on: its socket still work
 import os
 from pathlib import Path
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 CHUNK = b"f" * (1 << 20)
 BREACH_AT = 64 << 20

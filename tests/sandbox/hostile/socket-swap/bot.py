@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 HERE = Path(__file__).resolve().parent
 ADDRESS = os.environ.get("SEPTET_BOT_ADDRESS", "unix:/run/septet/bot.sock").removeprefix("unix:")

@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from referee.sdk import Bot, serve
+from referee.botkit.sdk import Bot, serve
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,0 +1,6 @@
+"""The bot kit: what a bot imports.
+
+The SDK (`sdk`: `Bot`, `serve`) and the septet.v1 protocol (`protocol`: the stubs generated from
+protos/septet/v1/*.proto and `convert` between messages and the engine's types). It builds on
+`referee.engine` and imports nothing of `referee.tools` (the CLI, the sandbox).
+"""
