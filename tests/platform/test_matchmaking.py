@@ -343,14 +343,14 @@ def test_the_beat_tops_each_ladder_up_to_its_target_and_no_further(
     empty = Ladder.objects.create(game="oh7", min_players=3, max_players=5)  # nobody plays oh7
 
     with django_capture_on_commit_callbacks(execute=True):
-        first = tasks.matches_schedule_task(waiting_target=10)
+        first = tasks.matches_schedule_task(min_waiting=10)
     queued_first = sorted(queued)
     waiting = Match.objects.filter(ladder=ladder_oh_hell, status=Match.Status.SCHEDULED)
     with django_capture_on_commit_callbacks(execute=True):
-        again = tasks.matches_schedule_task(waiting_target=10)
+        again = tasks.matches_schedule_task(min_waiting=10)
     waiting.filter(pk__in=list(waiting.values_list("pk", flat=True))[:4]).update(status=Match.Status.FINISHED)
     with django_capture_on_commit_callbacks(execute=True):
-        topped = tasks.matches_schedule_task(waiting_target=10)
+        topped = tasks.matches_schedule_task(min_waiting=10)
 
     # Three bots make 3-seat tables: duplicate sets of 3 matches, 4 of them to reach 10 waiting.
     assert first == 12 and queued_first == sorted(Match.objects.values_list("pk", flat=True))[:12]
@@ -358,3 +358,40 @@ def test_the_beat_tops_each_ladder_up_to_its_target_and_no_further(
     assert topped == 3 and waiting.count() == 11, "8 left waiting: one more set tops it up"
     assert len(queued) == 15, "every scheduled match was queued once"
     assert not Match.objects.filter(ladder=empty).exists()
+
+
+@pytest.mark.django_db
+def test_the_beat_keeps_a_busy_ladder_as_many_matches_waiting_as_it_finished_lately(
+    ladder_oh_hell: Ladder,
+    ladder_bot_factory: MakeBot,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Callable,
+) -> None:
+    """No fixed cap: a ladder whose workers finished 400 matches in the last window gets about
+    that many waiting (three beat intervals of its pace), a quiet one the floor; matches finished
+    long ago do not count."""
+    from django.utils import timezone
+
+    from septet_platform.matches import tasks
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.match_run_task, "delay", queued.append)
+    versions = [ladder_bot_factory(owner, owner, games=["oh-hell", "oh7"]) for owner in ("ada", "bob", "cy")]
+    quiet = Ladder.objects.create(game="oh7", min_players=3, max_players=3)
+    now = timezone.now()
+    for ladder, recent, old in ((ladder_oh_hell, 400, 0), (quiet, 0, 500)):
+        for finished in [now] * recent + [now - 10 * tasks.COMPLETION_WINDOW] * old:
+            match = Match.objects.create(
+                ladder=ladder, seed=1, status=Match.Status.FINISHED, finished=finished
+            )
+            Seat.objects.bulk_create(Seat(match=match, seat=i, bot_version=v) for i, v in enumerate(versions))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        scheduled = tasks.matches_schedule_task(min_waiting=10)
+
+    busy = Match.objects.filter(ladder=ladder_oh_hell, status=Match.Status.SCHEDULED).count()
+    idle = Match.objects.filter(ladder=quiet, status=Match.Status.SCHEDULED).count()
+    assert 400 <= busy < 400 + 3, "the busy ladder's own pace: 400 finished in the window"
+    assert 10 <= idle < 10 + 3, "the quiet ladder: the floor (its 500 matches are old)"
+    assert scheduled == busy + idle == len(queued)
+    assert tasks.waiting_target(ladder_oh_hell, min_waiting=10) == (busy, 400)

@@ -31,7 +31,7 @@ from django.db.models import Count, Max
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder
-from septet_platform.ladders.services import rating_get_or_create
+from septet_platform.ladders.services import ratings_held
 from septet_platform.matches.models import Match, Seat
 
 SEED_BITS = 53
@@ -96,9 +96,10 @@ def _candidates(ladder: Ladder, rng: random.Random) -> list[_Candidate]:
         .annotate(n=Count("id"))
     )
     last = dict(seats.values_list("bot_version").annotate(at=Max("match__created")))
+    held = ratings_held(ladder=ladder, versions=versions)  # a few statements however many bots
     candidates = []
     for version in versions:
-        rating = rating_get_or_create(ladder=ladder, bot_version=version)
+        rating = held[version.pk]
         candidates.append(
             _Candidate(
                 version=version,
@@ -155,12 +156,11 @@ def _weight(candidate: _Candidate, mean: float) -> float:
 
 def _duplicate_set(ladder: Ladder, table: list[_Candidate], rng: random.Random) -> list[Match]:
     """One Match per cyclic rotation of `table`'s seating, all with one seed; seat i of rotation r
-    holds table[(i + r) % n]."""
+    holds table[(i + r) % n]. Two statements whatever the table's size (the matches, their seats)."""
     seed = rng.getrandbits(SEED_BITS)
     name = str(uuid.UUID(int=rng.getrandbits(128)))
-    matches = []
-    for rotation in range(len(table)):
-        match = Match.objects.create(
+    matches = Match.objects.bulk_create(
+        Match(
             ladder=ladder,
             kind=Match.Kind.LADDER,
             rated=True,
@@ -168,9 +168,11 @@ def _duplicate_set(ladder: Ladder, table: list[_Candidate], rng: random.Random) 
             duplicate_set=name,
             rotation=rotation,
         )
-        Seat.objects.bulk_create(
-            Seat(match=match, seat=seat, bot_version=table[(seat + rotation) % len(table)].version)
-            for seat in range(len(table))
-        )
-        matches.append(match)
+        for rotation in range(len(table))
+    )
+    Seat.objects.bulk_create(
+        Seat(match=match, seat=seat, bot_version=table[(seat + match.rotation) % len(table)].version)
+        for match in matches
+        for seat in range(len(table))
+    )
     return matches

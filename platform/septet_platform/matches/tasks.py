@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import functools
+import math
 import random
 import socket
+from datetime import datetime, timedelta
 
 from celery import Task, current_app, shared_task
 from celery.signals import worker_process_shutdown, worker_shutdown
+from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 
 from septet_platform.ladders.matchmaking import matches_schedule
 from septet_platform.ladders.models import Ladder
@@ -19,7 +23,19 @@ VOIDED_RETRY_SECONDS = 10
 DATABASE_RETRY = {"autoretry_for": (DatabaseError,), "retry_backoff": 2, "retry_backoff_max": 60}
 """A database that is briefly unreachable makes a task retry (backing off), not drop its match."""
 MAX_DATABASE_RETRIES = 30
-MAX_WAITING_PER_LADDER = 32
+MIN_WAITING_PER_LADDER = 32
+"""Matches kept waiting in the queue for a ladder that has finished few or none lately (a new
+ladder, a quiet league): enough for a handful of workers to start on."""
+WAITING_TICKS = 3
+"""Beat intervals of a ladder's recent pace kept waiting in the queue (`waiting_target`): three,
+so a slow tick or a burst of short matches never leaves workers idle, and the backlog is about
+fifteen seconds of play."""
+COMPLETION_WINDOW = timedelta(seconds=15)
+"""How far back a ladder's pace is measured: three ticks, so a target follows a growing league
+within seconds."""
+SETS_PER_TRANSACTION = 25
+"""Duplicate sets scheduled per transaction at most: the ladder's lock (shared with its rating
+writer) is held for tens of milliseconds, not for a whole top-up of thousands of matches."""
 TOURNAMENT_MATCH_TASK = "septet.tournament_match_run"
 CHALLENGE_QUEUE = "challenges"
 
@@ -45,20 +61,20 @@ def _queue_of(task: Task) -> str | None:
 
 
 @shared_task(name="septet.matches_schedule")
-def matches_schedule_task(waiting_target: int = MAX_WAITING_PER_LADDER) -> int:
-    """Beat: tops every active ladder up to `waiting_target` scheduled or running matches, a
-    duplicate set at a time, each match queued once its rows commit. Topping up (rather than one
-    set a tick) keeps the workers' rate, not the beat's, the limit on how many matches are played;
-    a ladder already that far ahead gets nothing, so no backlog piles up."""
+def matches_schedule_task(min_waiting: int = MIN_WAITING_PER_LADDER) -> int:
+    """Beat: tops every active ladder up to its target of matches waiting in the queue (see
+    `waiting_target`), a few duplicate sets per transaction, each match queued once its rows
+    commit. Topping up (rather than one set a tick) keeps the workers' rate, not the beat's, the
+    limit on how many matches are played; a ladder already that far ahead gets nothing, so no
+    backlog piles up."""
     rng = random.Random()
     scheduled = 0
     for ladder in Ladder.objects.filter(active=True):
-        waiting = Match.objects.filter(
-            ladder=ladder, status__in=(Match.Status.SCHEDULED, Match.Status.RUNNING)
-        ).count()
-        while waiting < waiting_target:
+        waiting, target = waiting_target(ladder, min_waiting=min_waiting)
+        while waiting < target:
+            sets = min(SETS_PER_TRANSACTION, math.ceil((target - waiting) / ladder.max_players))
             with transaction.atomic():
-                matches = matches_schedule(ladder=ladder, rng=rng, sets=1)
+                matches = matches_schedule(ladder=ladder, rng=rng, sets=sets)
                 for match in matches:
                     transaction.on_commit(functools.partial(match_run_task.delay, match.pk))
             if not matches:  # too few bots for a table
@@ -66,6 +82,28 @@ def matches_schedule_task(waiting_target: int = MAX_WAITING_PER_LADDER) -> int:
             waiting += len(matches)
             scheduled += len(matches)
     return scheduled
+
+
+def waiting_target(
+    ladder: Ladder, *, min_waiting: int = MIN_WAITING_PER_LADDER, now: datetime | None = None
+) -> tuple[int, int]:
+    """(the ladder's matches waiting in the queue, how many should be waiting).
+
+    The target is WAITING_TICKS beat intervals of the ladder's own recent pace (its matches
+    finished over COMPLETION_WINDOW), never below `min_waiting`. So the queue holds a few ticks of
+    work for ten workers or ten thousand, no worker idles until the next tick, and the backlog
+    stays a few ticks long whatever the league's size. It follows a growing league on its own:
+    workers that empty a ladder's queue within a tick finish its whole target in that tick, and
+    the next target is the sum of the last three ticks' (about 1.8 times larger each tick), until
+    the workers, not the beat, are the limit. Running matches are not counted: with long matches
+    they could otherwise fill the target and leave the queue empty. Two indexed counts."""
+    now = now or timezone.now()
+    interval = float(settings.CELERY_BEAT_SCHEDULE["schedule-matches"]["schedule"])
+    ladder_matches = Match.objects.filter(ladder=ladder, kind=Match.Kind.LADDER, tournament__isnull=True)
+    waiting = ladder_matches.filter(status=Match.Status.SCHEDULED).count()
+    finished = ladder_matches.filter(finished__gte=now - COMPLETION_WINDOW).count()
+    ticks = COMPLETION_WINDOW.total_seconds() / interval
+    return waiting, max(min_waiting, math.ceil(WAITING_TICKS * finished / ticks))
 
 
 @shared_task(name="septet.matches_reap")
