@@ -27,8 +27,16 @@ def private_queue(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def worker_start(queue: str, name: str) -> subprocess.Popen[str]:
-    """A worker process named `name` serving `queue` with two threads (output piped)."""
+def worker_start(
+    queue: str,
+    name: str,
+    *,
+    redis_url: str = "redis://127.0.0.1:6379/0",
+    concurrency: int = 2,
+    log_level: str = "warning",
+) -> subprocess.Popen[str]:
+    """A worker process named `name` serving `queue` (a comma-separated list for several) with
+    `concurrency` threads, on the broker at `redis_url` (output piped)."""
     from django.conf import settings
     from django.db import connection
 
@@ -37,13 +45,14 @@ def worker_start(queue: str, name: str) -> subprocess.Popen[str]:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "septet_platform.settings.test",
         "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "REDIS_URL": "redis://127.0.0.1:6379/0",
+        "REDIS_URL": redis_url,
         "PYTHONPATH": str(ROOT / "platform"),
         "SEPTET_DATA_DIR": str(settings.DATA_DIR),
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "septet_platform", "worker", "-Q", queue, "-c", "2",
-         "--pool", "threads", "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "-l", "warning"],
+        [sys.executable, "-m", "celery", "-A", "septet_platform", "worker", "-Q", queue,
+         "-c", str(concurrency), "--pool", "threads", "-n", f"{name}@%h", "--without-gossip",
+         "--without-mingle", "-l", log_level],
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
 
