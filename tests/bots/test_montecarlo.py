@@ -130,6 +130,29 @@ def test_every_sampled_world_looks_to_the_seat_exactly_like_the_real_one(
     assert checked > 200
 
 
+def test_black_sevens_worlds_never_deal_a_last_card_on_the_table(mc: dict[str, Any]) -> None:
+    """The last cards stay out of the deck until the game is over (R-3.9): no world gives a seat
+    one, and in round 7, where all 28 cards left are dealt, the other seats hold exactly the cards
+    the seat cannot see."""
+    game = get_game("black-sevens")
+    sampler = mc["bot"].SAMPLERS["black-sevens"]
+    rng = random.Random(8)
+    rounds_seen: set[int] = set()
+    for state, seat in decisions(game, 4, 4):
+        info = game.information_state(state, seat)
+        if info.round_index == 0:
+            continue
+        on_table = {card for cards in info.table for card in cards}
+        assert len(on_table) == 4 * info.round_index
+        world = sampler(info, rng)
+        held = {card for hand in world.hands for card in hand}
+        assert not held & on_table
+        if info.round_index == 6:
+            assert held == {card for hand in state.hands for card in hand}
+        rounds_seen.add(info.round_index)
+    assert rounds_seen == set(range(1, 7))
+
+
 @pytest.mark.parametrize("game_id", ["oh-hell", "oh7", "black-sevens"])
 def test_the_decision_depends_only_on_the_seat_view_not_on_the_hidden_cards(
     game_id: str, mc: dict[str, Any]

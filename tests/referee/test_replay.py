@@ -151,3 +151,35 @@ def test_a_corrupt_file_gives_a_clear_error(tmp_path: Path, content: bytes, expe
 def test_a_missing_file_gives_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(replay.ReplayError, match="cannot read"):
         replay.load(tmp_path / "nowhere.json.gz")
+
+
+# Black Sevens' R-3.9 reversed: the last cards stay out of the deck (docs/replays.md)
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_black_sevens_replay_deals_no_last_card_again_and_verifies() -> None:
+    document = _replay_of("black-sevens", 3)
+    on_table: set[str] = set()
+    deals = 0
+    for event in document["events"]:
+        if event["type"] == "deal":
+            dealt = {card for hand in event["hands"] for card in hand}
+            assert len(dealt) == 28 and not dealt & on_table
+            deals += 1
+        elif event["type"] == "round_end":
+            on_table |= set(event["last_cards"])
+    assert deals == 7 and len(on_table) == 28
+    replay.verify(document)
+
+
+def test_a_black_sevens_replay_dealt_under_the_old_ruling_is_refused_naming_r_3_9() -> None:
+    """black-sevens-full-deck-each-round.json.gz was recorded by septet 0.1.0 before R-3.9 was
+    reversed: round 2 deals 5S and 7H, last cards of round 1, again."""
+    document = replay.load(DATA / "black-sevens-full-deck-each-round.json.gz")
+    assert document["format"] == "septet-replay/1" and document["game"] == "black-sevens"
+    with pytest.raises(replay.ReplayError) as refused:
+        replay.verify(document)
+    message = str(refused.value)
+    assert message.startswith("event 48: the engine refused it (black-sevens deal: card 5S is a last card")
+    assert "R-3.9" in message and "full deck" in message and "\n" not in message

@@ -1,11 +1,11 @@
 """Worlds of Black Sevens consistent with one seat's view.
 
-Public: the seat's own hand and every set played this round with who played it. Unseen: the
-other hands and the 24 unused cards (each round deals from the full deck, R-3.9, so the last
-cards on the table are back in it). A seat that laid low (R-3.4) could not beat the standing set
-and gave up its lowest cards: every card it still holds ranks above them, and the hand it held
-then had no beating set. The first is a constraint on the deal; the second is checked after it,
-and a world that breaks it is drawn again.
+Public: the seat's own hand, every set played this round with who played it, and the last cards
+on the table, which stay out of the deck until the game is over (R-3.9). Unseen: the other hands
+and the cards left undealt (24 in round 1, none in round 7). A seat that laid low (R-3.4) could
+not beat the standing set and gave up its lowest cards: every card it still holds ranks above
+them, and the hand it held then had no beating set. The first is a constraint on the deal; the
+second is checked after it, and a world that breaks it is drawn again.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def sample_world(info: InfoState, rng: random.Random) -> State:
     """A full state of this round whose information state for `info.seat` is `info`."""
     seat = info.seat
     seen = set(info.hand) | {card for cards in info.played for card in cards}
+    seen |= {card for cards in info.table for card in cards}  # out of play (R-3.9): never sampled
     pool = [card for card in DECK_52 if card not in seen]
     counts = {other: 7 - len(info.played[other]) for other in range(info.num_players) if other != seat}
     forbidden: dict[int, set[str]] = {other: set() for other in counts}

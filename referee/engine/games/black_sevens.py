@@ -1,10 +1,13 @@
 """Black Sevens (RULES.md §3): beat the standing set or lay low; end each round on a low card.
 
-1. Deal: 4 players, a fresh 52-card deck each round, 7 cards each (24 unused). Round 1's first
+1. Deal: 4 players, 7 cards each. The last cards stay face up on the table, out of the deck,
+   until the game is over (R-3.9), so round r deals from the 52 - 4(r-1) cards left: 24 unused
+   in round 1, none in round 7. Every seat sees the last cards on the table. Round 1's first
    leader is drawn with the deal; later rounds: the fewest points on the table leads (R-3.1),
    ties still tied after the last cards go to the first of them clockwise *after* the previous
-   round's first leader (R-3.7). A game started mid-way draws its first leader too (R-3.8).
-   Values: 2..10, J 11, Q 12, K 13, A 14; 7S is 25 and 7C is 21; the red sevens are 7.
+   round's first leader (R-3.7). A game started mid-way draws its first leader too and knows no
+   earlier last cards (R-3.8). Values: 2..10, J 11, Q 12, K 13, A 14; 7S is 25 and 7C is 21;
+   the red sevens are 7.
 2. A hand: the leader plays k cards of one value (R-3.2), keeping at least one card (R-3.3).
    Each other player in turn plays k cards: a set that beats the standing set (sorted by value,
    each card >= the one in the same position) if they have one, else their k lowest (R-3.4).
@@ -137,9 +140,16 @@ def new_game(
     )  # fmt: skip
 
 
+def out_of_play(table: tuple[tuple[Card, ...], ...]) -> frozenset[Card]:
+    """The last cards on the table: out of the deck until the game is over (R-3.9)."""
+    return frozenset(card for cards in table for card in cards)
+
+
 def sample_chance(state: State, rng: random.Random) -> ChanceOutcome:
-    """A shuffled deal of 7 cards per seat, and the first leader when it is drawn."""
-    deck = list(DECK_52)
+    """A shuffled deal of 7 cards per seat from the cards not on the table (R-3.9), and the
+    first leader when it is drawn. Round 1 shuffles the whole deck; round 7 deals all 28 left."""
+    table = out_of_play(state.table)
+    deck = [card for card in DECK_52 if card not in table]
     rng.shuffle(deck)
     outcome: ChanceOutcome = {
         "hands": [deck[seat * HAND_SIZE : (seat + 1) * HAND_SIZE] for seat in range(NUM_PLAYERS)]
@@ -156,6 +166,7 @@ def _deal(state: State, outcome: ChanceOutcome) -> State:
     if not isinstance(hands, list | tuple) or len(hands) != NUM_PLAYERS:
         raise GameError(f"{GAME_ID} deal needs {NUM_PLAYERS} hands, got {hands!r}")
     seen: set[str] = set()
+    table = out_of_play(state.table)
     for seat, hand in enumerate(hands):
         if not isinstance(hand, list | tuple) or len(hand) != HAND_SIZE:
             raise GameError(f"{GAME_ID} deal: seat {seat} needs {HAND_SIZE} cards, got {hand!r}")
@@ -164,6 +175,11 @@ def _deal(state: State, outcome: ChanceOutcome) -> State:
                 raise GameError(f"{GAME_ID} deal: seat {seat} has an unknown card {card!r}")
             if card in seen:
                 raise GameError(f"{GAME_ID} deal: card {card} is dealt twice")
+            if card in table:
+                raise GameError(
+                    f"{GAME_ID} deal: card {card} is a last card on the table, out of the deck until"
+                    " the game is over (R-3.9; before this ruling each round was dealt from a full deck)"
+                )
             seen.add(card)
     leader = outcome.get("leader", state.round_leader)
     if leader is None:

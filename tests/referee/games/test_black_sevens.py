@@ -110,6 +110,15 @@ EXAMPLE_PLAYS = ((0, "8D"), (1, "TH"), (2, "TC"), (3, "KS"), (3, "JD JS"), (0, "
                  (2, "6C 6D"), (3, "TS AC"), (0, "4D TD"), (1, "9C 9H"))  # fmt: skip
 
 
+EXAMPLE_LAST_CARDS = ("KD", "JC", "8C", "4H")
+# A deal for the round after the example: its last cards (on the table, R-3.9) swapped for cards
+# the example left unused.
+NEXT_ROUND = tuple(
+    " ".join({"KD": "QS", "JC": "QC", "8C": "3S", "4H": "5S"}.get(card, card) for card in hand.split())
+    for hand in EXAMPLE
+)
+
+
 def play_example(state: State) -> State:
     """Plays the example round's sets (with R-3.6) on a state dealt EXAMPLE with seat 0 leading."""
     for seat, text in EXAMPLE_PLAYS:
@@ -381,6 +390,83 @@ def test_the_round_ends_when_everyone_holds_one_card() -> None:
     assert [len(last) for last in black_sevens.information_state(state, 0).table] == [1] * 4
 
 
+# R-3.9 the last cards stay out of the deck until the game is over
+
+
+def full_game_deals(seed: int) -> tuple[list[dict[str, Any]], list[tuple[str, ...]], State]:
+    """A random game's deal events, the table (every seat's last cards) before each deal, and
+    its end."""
+    rng = random.Random(seed)
+    state = GAME.start(4)
+    deals: list[dict[str, Any]] = []
+    tables: list[tuple[str, ...]] = []
+    while (decision := black_sevens.to_move(state)) is not None:
+        if decision.is_chance:
+            tables.append(tuple(card for last in state.table for card in last))
+            state = black_sevens.apply(state, CHANCE, black_sevens.sample_chance(state, rng))
+            deals.append(event(state, "deal"))
+            continue
+        seat = decision.seats[0]
+        legal = black_sevens.legal_actions(state, seat)
+        state = black_sevens.apply(state, seat, legal[rng.randrange(len(legal))])
+    return deals, tables, state
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_r_3_9_round_r_deals_from_the_cards_not_on_the_table_and_round_7_deals_all_28_left(
+    seed: int,
+) -> None:
+    deals, tables, end = full_game_deals(seed)
+    assert len(deals) == 7
+    for round_index, (deal_event, table) in enumerate(zip(deals, tables, strict=True)):
+        dealt_cards = [card for hand in deal_event["hands"] for card in hand]
+        assert len(table) == 4 * round_index and len(set(table)) == len(table)
+        assert len(dealt_cards) == 28 and not set(dealt_cards) & set(table)  # no last card reappears
+        left = set(DECK_52) - set(table)
+        assert len(left) == 52 - 4 * round_index and set(dealt_cards) <= left
+    assert {card for hand in deals[6]["hands"] for card in hand} == set(DECK_52) - set(tables[6])
+    assert len({card for last in end.table for card in last}) == 28  # 7 rounds, 28 different cards
+
+
+def test_r_3_9_every_seat_sees_the_last_cards_on_the_table_and_never_holds_one() -> None:
+    rng = random.Random(11)
+    state = GAME.start(4)
+    rounds = 0
+    while rounds < 7:
+        state = black_sevens.apply(state, CHANCE, black_sevens.sample_chance(state, rng))
+        table = tuple(card for last in state.table for card in last)
+        for viewer in range(4):
+            info = black_sevens.information_state(state, viewer)
+            assert info.table == state.table and len(table) == 4 * rounds
+            assert not set(info.hand) & set(table)
+        state, _ = play_round(state, lambda legal: legal[rng.randrange(len(legal))])
+        rounds += 1
+    assert black_sevens.to_move(state) is None
+    for viewer in range(4):
+        table = black_sevens.information_state(state, viewer).table
+        assert len({card for last in table for card in last}) == 28
+
+
+def test_r_3_9_a_deal_of_a_last_card_on_the_table_is_refused_naming_the_ruling() -> None:
+    state = play_example(dealt(EXAMPLE, leader=0))
+    assert tuple(last[0] for last in state.table) == EXAMPLE_LAST_CARDS
+    for last in EXAMPLE_LAST_CARDS:
+        hands = [" ".join(last if card == "QS" else card for card in hand.split()) for hand in NEXT_ROUND]
+        with pytest.raises(GameError, match=rf"card {last} is a last card on the table.*R-3\.9") as raised:
+            deal(state, hands)
+        assert "\n" not in str(raised.value)
+    assert black_sevens.to_move(state) == Decision(DecisionKind.DEAL, ())  # the state is unchanged
+    assert seat_to_move(deal(state, NEXT_ROUND)) == 3
+
+
+def test_r_3_9_the_deal_after_the_rulebook_example_samples_none_of_its_last_cards() -> None:
+    state = play_example(dealt(EXAMPLE, leader=0))
+    for seed in range(50):
+        outcome = black_sevens.sample_chance(state, random.Random(seed))
+        assert not {card for hand in outcome["hands"] for card in hand} & set(EXAMPLE_LAST_CARDS)
+        assert "leader" not in outcome  # R-3.1 decides it
+
+
 # R-3.1 later leaders, and R-3.5 ties at the end
 
 
@@ -414,7 +500,7 @@ def test_r_3_1_tied_totals_go_to_the_lower_last_card_after_a_played_round() -> N
     round_end = event(state, "round_end")
     assert round_end["round"] == 3 and round_end["scores"] == [13, 13, 13, 16]
     assert round_end["next_leader"] == 2
-    assert seat_to_move(deal(state, EXAMPLE)) == 2
+    assert seat_to_move(deal(state, NEXT_ROUND)) == 2
 
 
 def finished(scores: tuple[int, ...], table: tuple[tuple[str, ...], ...]) -> State:
@@ -493,10 +579,10 @@ def test_malformed_deals_raise_a_clear_game_error(outcome: Any, message: str) ->
 def test_a_later_deal_may_not_override_the_r_3_1_leader() -> None:
     state = play_example(dealt(EXAMPLE, leader=0))
     with pytest.raises(GameError, match=r"seat 3 leads by R-3\.1, not 0"):
-        deal(state, EXAMPLE, leader=0)
-    assert seat_to_move(deal(state, EXAMPLE, leader=3)) == 3
+        deal(state, NEXT_ROUND, leader=0)
+    assert seat_to_move(deal(state, NEXT_ROUND, leader=3)) == 3
     with pytest.raises(GameError, match="no deal is pending"):
-        deal(deal(state, EXAMPLE), EXAMPLE)
+        deal(deal(state, NEXT_ROUND), NEXT_ROUND)
 
 
 @pytest.mark.parametrize(
@@ -641,6 +727,10 @@ def check_game(events: list[dict[str, Any]]) -> None:
             hands = [list(hand) for hand in e["hands"]]
             dealt_cards = [card for hand in hands for card in hand]
             assert len(dealt_cards) == 28 and len(set(dealt_cards)) == 28
+            on_table = {card for last in table for card in last}  # R-3.9: out of the deck
+            assert not set(dealt_cards) & on_table
+            if rounds == 6:
+                assert set(dealt_cards) == set(DECK_52) - on_table
             round_cards, played_cards = set(dealt_cards), list[str]()
             if expected_leader is not None:
                 assert e["leader"] == expected_leader  # R-3.1
