@@ -14,11 +14,13 @@ if [ ! -x .venv/bin/python ]; then
     "$python_bin" -m venv .venv
 fi
 stamp=".venv/.septet-installed"
-wanted="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+# The extras the tests need: dev (test and lint tools) and pettingzoo (referee.pettingzoo's tests).
+extras="dev,pettingzoo"
+wanted="$({ cat pyproject.toml; echo "$extras"; } | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
     echo "==> installing Septet and its pinned dependencies into .venv"
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    .venv/bin/python -m pip install --quiet -e ".[$extras]"
     echo "$wanted" > "$stamp"
 fi
 # Bots run read-only in the sandbox and cannot cache bytecode of the SDK they import: compile it
