@@ -114,7 +114,7 @@ def test_match_page_shows_seating_results_rounds_and_embeds_the_viewer(client: C
     replay = json.loads(gzip.decompress((Path(settings.SEPTET_REPLAYS_DIR) / site.match.replay).read_bytes()))
     round_ends = [event for event in replay["events"] if event["type"] == "round_end"]
     assert len(detail.rounds) == len(round_ends) > 0
-    assert [total for _, total in detail.rounds[-1].cells] == round_ends[-1]["scores"]
+    assert [total for _, total in detail.rounds[-1].cells] == [str(n) for n in round_ends[-1]["scores"]]
     replay_url = reverse("web:match-replay", args=[site.match.pk])
     assert f'<div class="septet-viewer" data-replay-url="{replay_url}"></div>' in page
     assert "septet-viewer/viewer.js" in page and "septet-viewer/viewer.css" in page
@@ -227,9 +227,15 @@ def test_how_ratings_work_states_the_scale_the_ladders_use(client: Client, db: N
 def test_results_of_a_busy_bot_come_twenty_a_page(client: Client, site: Site) -> None:
     for seed in range(21):
         match_play_recorded(site.ladder, [site.alpha, site.beta, site.scripted], seed=100 + seed)
-    profile = client.get("/bots/beta/").context["profile"]
-    assert len(profile.results.object_list) == 20 and profile.results.paginator.num_pages == 2
+    response = client.get("/bots/beta/")
+    profile = response.context["profile"]
+    assert len(profile.results.object_list) == 20 and profile.results.has_next()
     assert profile.results.object_list[0].seat.match_id == Match.objects.order_by("-id").first().pk
+    assert 'href="?status=finished&amp;page=2#matches">older</a>' in _text(response)
+    older = client.get("/bots/beta/?page=2").context["profile"].results
+    assert len(older.object_list) == 3 and not older.has_next() and older.has_previous()  # 23 in all
+    beyond = client.get("/bots/beta/?page=9")
+    assert not beyond.context["profile"].results.object_list and "No older matches." in _text(beyond)
 
 
 def test_bot_page_shows_its_complete_duplicate_sets_and_their_mean_rank(client: Client, site: Site) -> None:

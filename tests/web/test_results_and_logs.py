@@ -51,7 +51,7 @@ def test_finished_matches_come_first_with_rank_score_rating_change_and_replay_wa
     assert profile.waiting_count == 26 and len(profile.waiting) == 10  # 25 queued and the running one
     assert 'href="?status=waiting#matches"' in page and "queued or running (26)" in page
     waiting = client.get("/bots/alpha/?status=waiting").context["profile"]
-    assert waiting.status == "waiting" and waiting.results.paginator.count == 26
+    assert waiting.status == "waiting" and len(waiting.results) == 20 and waiting.results.has_next()
     assert waiting.results.object_list[0].seat.match_id == queued[-1].pk
     second = client.get("/bots/alpha/?status=waiting&page=2").context["profile"]
     assert [row.seat.match_id for row in second.results] == [

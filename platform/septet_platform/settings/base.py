@@ -221,6 +221,32 @@ LOGGING = {
     "loggers": {"django": {"handlers": ["stderr"], "level": "WARNING", "propagate": False}},
 }
 
+# Caches. `default` is each process's own memory (nothing relies on it being shared); `pages` keeps
+# whole public pages for anonymous visitors SEPTET_PAGE_CACHE_SECONDS (whole seconds; 0: off) for
+# every site process at once: on the Celery broker's Redis under a key prefix when REDIS_URL is set
+# (`septet up` sets it to its embedded Redis), else in each process's memory. A cache that fails
+# only costs the saving (septet_platform.web.page_cache).
+SEPTET_PAGE_CACHE_SECONDS = int(os.environ.get("SEPTET_PAGE_CACHE_SECONDS", "5"))
+
+
+def _pages_cache(redis_url: str) -> dict[str, object]:
+    if redis_url.startswith("redis+socket://"):  # kombu's spelling of a Unix socket (`septet up`)
+        redis_url = "unix://" + redis_url.removeprefix("redis+socket://")
+    if not redis_url.startswith(("redis://", "rediss://", "unix://")):
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "septet-pages"}
+    return {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": redis_url,
+        "KEY_PREFIX": "septet-pages",
+        "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+    }
+
+
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": _pages_cache(os.environ.get("REDIS_URL", "")),
+}
+
 # /metrics is open when empty (one machine); set it where the site faces the internet.
 SEPTET_METRICS_TOKEN = os.environ.get("SEPTET_METRICS_TOKEN", "")
 SEPTET_ARENA_ADDRESS = os.environ.get("SEPTET_ARENA_ADDRESS", "")

@@ -37,3 +37,11 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; te
 
 # Tests count bot processes after each match; the ones about warm house bots turn this on.
 SEPTET_WARM_HOUSE_BOTS = False
+
+# Whole pages are not kept in tests (a test changes data and looks again at once); the tests of the
+# page cache turn it on with their own, private cache.
+SEPTET_PAGE_CACHE_SECONDS = 0
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "septet-test-pages"},
+}

@@ -14,6 +14,9 @@ interval.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,7 +43,9 @@ from septet_platform.arena_api.selectors import (
     match_replay_path,
     owned_seats,
     published_match_ids,
+    published_replay_path,
     rating_changes,
+    replay_for_viewer,
     seat_logs_for_viewer,
 )
 from septet_platform.bots.models import Bot, BotVersion
@@ -48,8 +53,9 @@ from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
 from septet_platform.ladders.selectors import Standing
 from septet_platform.matches.models import Match, Seat
-from septet_platform.matches.storage import replay_load
 from septet_platform.web.charts import Chart, rating_chart
+from septet_platform.web.page_cache import page_seconds
+from septet_platform.web.replay_facts import RoundRow, stored_replay
 
 LADDER_PAGE_SIZE = 50
 RECENT_MATCHES = 20
@@ -115,14 +121,15 @@ def ladder_page(*, ladder: Ladder, sort: str = "rank", page: str | int = 1) -> t
     from plain rows; only the page's rows become Standings."""
     sort = sort if sort in LADDER_SORTS else "rank"
     key, descending = LADDER_SORTS[sort]
-    by_time = key == "last_match"
+    # Kept rows carry their times (read once for every view meanwhile); else read only the page's.
+    with_times = key == "last_match" or page_seconds() > 0
     rows = sorted(
-        _ranked_rows(ladder, with_times=by_time),
+        _ranked_rows_kept(ladder, with_times=with_times),
         key=lambda row: _sortable(getattr(row, key)),
         reverse=descending,
     )
     shown = Paginator(rows, LADDER_PAGE_SIZE).get_page(page)
-    times = None if by_time else _rating_times(ladder, [row.bot_version_id for row in shown.object_list])
+    times = None if with_times else _rating_times(ladder, [row.bot_version_id for row in shown.object_list])
     shown.object_list = [_standing(row, times) for row in shown.object_list]
     return shown, sort
 
@@ -151,6 +158,29 @@ class _Row(NamedTuple):
 def _sortable(value: Any) -> Any:
     """Sorts a missing time (a bot with no rated match yet) before every real one."""
     return (value is not None, value if value is not None else 0)
+
+
+_rows_lock = threading.Lock()
+_rows_kept: dict[tuple[int, bool], tuple[float, list[_Row]]] = {}
+
+
+def _ranked_rows_kept(ladder: Ladder, *, with_times: bool) -> list[_Row]:
+    """`_ranked_rows`, read at most once per SEPTET_PAGE_CACHE_SECONDS per process: ranking every
+    bot of a ladder was most of a ladder page's work, and its 20 pages and 10 orders share it.
+    The page itself is not kept (page_cache), so it is never older than that."""
+    seconds = page_seconds()
+    if seconds <= 0:
+        return _ranked_rows(ladder, with_times=with_times)
+    key = (ladder.pk, with_times)
+    now = time.monotonic()
+    with _rows_lock:
+        kept = _rows_kept.get(key)
+    if kept is not None and now - kept[0] < seconds:
+        return kept[1]
+    rows = _ranked_rows(ladder, with_times=with_times)
+    with _rows_lock:
+        _rows_kept[key] = (now, rows)
+    return rows
 
 
 def _ranked_rows(ladder: Ladder, *, with_times: bool) -> list[_Row]:
@@ -360,14 +390,17 @@ def bot_profile(
         list(seats.exclude(forfeit_status="").order_by("-match_id")[:RECENT_MATCHES]) if owner_sees else []
     )
     sets = duplicate_sets(bot=bot, version_ids=version_ids)
+    waiting_count = waiting.count()
     return BotProfile(
         bot=bot,
         versions=versions,
         ratings=_bot_ratings(bot),
         results=bot_results(bot=bot, status=status, page=page, version_ids=version_ids),
         status=status,
-        waiting=list(waiting.order_by("-match_id")[:WAITING_SHOWN]) if status == "finished" else [],
-        waiting_count=waiting.count(),
+        waiting=list(waiting.order_by("-match_id")[:WAITING_SHOWN])
+        if status == "finished" and waiting_count
+        else [],
+        waiting_count=waiting_count,
         owner_sees=owner_sees,
         forfeits=forfeits,
         duplicate_sets=sets[:RECENT_DUPLICATE_SETS],
@@ -379,47 +412,55 @@ def duplicate_sets(
     *, bot: Bot, limit: int = 200, version_ids: Sequence[int] | None = None
 ) -> list[DuplicateSet]:
     """The bot's most recent duplicate sets (up to `limit`) whose every rotation has finished,
-    newest first. Read as plain rows (a few thousand seats for 200 sets), not model instances."""
+    newest first. Read as plain rows, not model instances: the bot's own seats (rank, score), the
+    sets' matches (all finished?), and the seats of each set's first match (its table: a set's
+    rotations seat the same bots)."""
     if version_ids is None:
         version_ids = list(BotVersion.objects.filter(bot=bot).values_list("id", flat=True))
-    own_sets = (
+    own_rows = (
         Seat.objects.filter(bot_version_id__in=version_ids)
         .exclude(match__duplicate_set="")
         .order_by("-match_id")
-        .values_list("match__duplicate_set", "match__status")[: limit * 8]
+        .values_list("match__duplicate_set", "match__status", "rank", "score")[: limit * 8]
     )
-    wanted = list(dict.fromkeys(name for name, status in own_sets if status == Match.Status.FINISHED))[:limit]
-    if not wanted:
+    own: dict[str, list[tuple[int | None, int | None]]] = defaultdict(list)
+    for name, match_status, rank, score in own_rows:
+        if match_status == Match.Status.FINISHED and (name in own or len(own) < limit):
+            own[name].append((rank, score))
+    if not own:
         return []
     rotations: dict[str, list[tuple[int, str, int, str]]] = defaultdict(list)
-    for match_id, name, match_status, seed, game in Match.objects.filter(duplicate_set__in=wanted).values_list(
+    in_sets = Match.objects.filter(duplicate_set__in=list(own))
+    for match_id, name, match_status, seed, game in in_sets.values_list(
         "id", "duplicate_set", "status", "seed", "ladder__game"
     ):
         rotations[name].append((match_id, match_status, seed, game))
-    seats: dict[int, list[tuple[int, str, int | None, int | None]]] = defaultdict(list)
-    for match_id, bot_id, bot_name, rank, score in Seat.objects.filter(
-        match__duplicate_set__in=wanted
-    ).values_list("match_id", "bot_version__bot_id", "bot_version__bot__name", "rank", "score"):
-        seats[match_id].append((bot_id, bot_name, rank, score))
+    complete = [
+        name
+        for name, seats in own.items()
+        if all(match_status == Match.Status.FINISHED for _, match_status, _, _ in rotations[name])
+        and all(rank is not None for rank, _ in seats)
+    ]
+    firsts = {name: min(rotations[name]) for name in complete}
+    tables: dict[int, list[str]] = defaultdict(list)
+    for match_id, bot_name in Seat.objects.filter(
+        match_id__in=[first[0] for first in firsts.values()]
+    ).values_list("match_id", "bot_version__bot__name"):
+        tables[match_id].append(bot_name)
     found = []
-    for name in wanted:
-        matches = rotations[name]
-        if any(match_status != Match.Status.FINISHED for _, match_status, _, _ in matches):
-            continue  # still being played (or voided and waiting): not a whole set yet
-        own = [seat for match in matches for seat in seats[match[0]] if seat[0] == bot.pk]
-        if not own or any(rank is None for _, _, rank, _ in own):
-            continue
-        first_id, _, seed, game = min(matches)
+    for name in complete:
+        first_id, _, seed, game = firsts[name]
+        seats = own[name]
         found.append(
             DuplicateSet(
                 game=game,
                 name=name,
                 seed=seed,
-                players=len(seats[first_id]),
-                rotations=len(matches),
-                mean_rank=sum(int(rank or 0) for _, _, rank, _ in own) / len(own),
-                mean_score=sum(int(score or 0) for _, _, _, score in own) / len(own),
-                field=sorted({seat[1] for match in matches for seat in seats[match[0]]} - {bot.name}),
+                players=len(tables[first_id]),
+                rotations=len(rotations[name]),
+                mean_rank=sum(int(rank or 0) for rank, _ in seats) / len(seats),
+                mean_score=sum(int(score or 0) for _, score in seats) / len(seats),
+                field=sorted(set(tables[first_id]) - {bot.name}),
                 first_match_id=first_id,
             )
         )
@@ -475,12 +516,11 @@ def _bot_ratings(bot: Bot) -> list[LadderRating]:
     return shown
 
 
-@dataclass(frozen=True)
-class RoundRow:
-    """One round of a match: per seat, the points made in it and the running total."""
-
-    number: int
-    cells: list[tuple[Any, Any]]
+SEAT_COLUMNS = (
+    *("match_id", "seat", "rank", "score", "forfeit_status", "forfeit_reason", "bot_version__number"),
+    *("bot_version__bot__name", "bot_version__bot__owner__username"),
+)
+"""What the match page shows of its seats and their bots (not a version's manifest, say)."""
 
 
 @dataclass(frozen=True)
@@ -492,13 +532,15 @@ class MatchDetail:
 
     match: Match
     seats: list[Seat]
-    rounds: list[RoundRow]
+    rounds: Sequence[RoundRow]
     has_replay: bool
     replay_error: str = ""
     published: bool = False
     owned_seats: frozenset[int] = frozenset()
     logs: list[OwnSeatLog] = field(default_factory=list)
     logs_note: str = ""
+    rounds_html: str = ""
+    """`rounds` as the rounds table's rows (escaped HTML)."""
 
 
 def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
@@ -507,7 +549,7 @@ def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
     match = Match.objects.select_related("ladder", "tournament").filter(pk=match_id).first()
     if match is None:
         raise Match.DoesNotExist(f"no match {match_id}")
-    seats = list(match.seats.select_related("bot_version__bot__owner").order_by("seat"))
+    seats = list(match.seats.select_related("bot_version__bot__owner").only(*SEAT_COLUMNS).order_by("seat"))
     owned = frozenset(owned_seats(match, viewer))
     if not match_is_published(match):
         note = "your bot's output is shown when its duplicate set is over, like the replay" if owned else ""
@@ -524,7 +566,7 @@ def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
 def _published_match_detail(match: Match, seats: list[Seat], owned: frozenset[int]) -> MatchDetail:
     """A published match's detail with its rounds read from the replay (or why they are missing)."""
     try:
-        _, document = replay_load(match, match_replay_path(match=match))
+        stored = stored_replay(match, match_replay_path(match=match))
     except FileNotFoundError as missing:
         return MatchDetail(
             match, seats, [], has_replay=False, replay_error=str(missing), published=True, owned_seats=owned
@@ -539,19 +581,15 @@ def _published_match_detail(match: Match, seats: list[Seat], owned: frozenset[in
             published=True,
             owned_seats=owned,
         )
-    rounds = round_rows(document.get("events", []))
-    return MatchDetail(match, seats, rounds, has_replay=True, published=True, owned_seats=owned)
-
-
-def round_rows(events: Sequence[Any]) -> list[RoundRow]:
-    """The `round_end` events of a replay as rows (every game records points and running scores)."""
-    rows = []
-    for event in events:
-        if isinstance(event, dict) and event.get("type") == "round_end":
-            points, scores = event.get("points"), event.get("scores")
-            if isinstance(points, list) and isinstance(scores, list):
-                rows.append(RoundRow(number=len(rows) + 1, cells=list(zip(points, scores, strict=False))))
-    return rows
+    return MatchDetail(
+        match,
+        seats,
+        stored.facts.rounds,
+        has_replay=True,
+        published=True,
+        owned_seats=owned,
+        rounds_html=stored.facts.rounds_html,
+    )
 
 
 def bots_of(*, owner: AbstractBaseUser) -> list[Bot]:
@@ -573,6 +611,31 @@ def match_with_seats(*, match_id: int) -> Match:
     if match is None:
         raise Match.DoesNotExist(f"no match {match_id}")
     return match
+
+
+@dataclass(frozen=True)
+class ReplayDownload:
+    """A replay document as one viewer may have it (gzip bytes) and the SHA-256 of those bytes."""
+
+    data: bytes
+    sha256: str
+
+
+def replay_download(*, match_id: int, viewer: Viewer) -> ReplayDownload:
+    """The published replay of the match as `viewer` may see it (arena_api.selectors' rules):
+    the stored file as it is when it hides nothing from them, which is every replay without a
+    forfeit reason and every replay for its forfeiting bots' owner, else arena_api's copy with
+    other owners' reasons blanked. Match.DoesNotExist, ReplayUnpublished, FileNotFoundError,
+    ReplayError."""
+    match = match_row(match_id=match_id)
+    stored = stored_replay(match, published_replay_path(match=match))
+    if not stored.facts.reason_seats:
+        return ReplayDownload(stored.data, stored.sha256)
+    match = match_with_seats(match_id=match_id)
+    if stored.facts.reason_seats <= owned_seats(match, viewer):
+        return ReplayDownload(stored.data, stored.sha256)
+    blanked = replay_for_viewer(match=match, viewer=viewer)
+    return ReplayDownload(blanked, hashlib.sha256(blanked).hexdigest())
 
 
 def live_state(*, match: Match) -> dict[str, Any]:

@@ -10,22 +10,25 @@ import gzip
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.cache import get_conditional_response
 from django.views.decorators.http import require_GET
 
 from referee.engine.games import all_games
 from referee.engine.replay import ReplayError
-from septet_platform.arena_api.selectors import ReplayUnpublished, ladder_get, ladders_list, replay_for_viewer
+from septet_platform.arena_api.selectors import ReplayUnpublished, ladder_get, ladders_list
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match
-from septet_platform.web import selectors
+from septet_platform.web import selectors, tables
+from septet_platform.web.page_cache import anonymous_page_cache
 
 LIVE_STATUSES = (Match.Status.SCHEDULED, Match.Status.RUNNING)
 
 
 @require_GET
+@anonymous_page_cache
 def home(request: HttpRequest) -> HttpResponse:
     """The games and their ladders, the newest matches, and how to start writing a bot."""
     ladders = {ladder.game: ladder for ladder in ladders_list()}
@@ -54,11 +57,18 @@ def ladder(request: HttpRequest, game: str) -> HttpResponse:
     return render(
         request,
         "web/ladder.html",
-        {"ladder": found, "game": all_games().get(found.game), "page": page, "sort": sort},
+        {
+            "ladder": found,
+            "game": all_games().get(found.game),
+            "page": page,
+            "rows": tables.standings_rows(page.object_list),
+            "sort": sort,
+        },
     )
 
 
 @require_GET
+@anonymous_page_cache
 def bot(request: HttpRequest, name: str) -> HttpResponse:
     """A bot's versions, ratings with history and its results first (?status=finished|waiting,
     ?page=N); logs for its owner only."""
@@ -77,6 +87,7 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
             "profile": profile,
             "following": following,
             "description": profile.versions[0].manifest.get("description", "") if profile.versions else "",
+            "results_rows": tables.results_rows(profile.results, finished=profile.status == "finished"),
         },
     )
 
@@ -99,6 +110,7 @@ def version_status(request: HttpRequest, name: str, number: int) -> JsonResponse
 
 
 @require_GET
+@anonymous_page_cache
 def matches(request: HttpRequest) -> HttpResponse:
     """Every match, finished ones first (?status=finished, the default) or the queued and running
     ones (?status=waiting), a page at a time."""
@@ -108,6 +120,7 @@ def matches(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@anonymous_page_cache
 def match(request: HttpRequest, match_id: int) -> HttpResponse:
     """A match's seating, results and rounds, and the replay viewer once it is played."""
     try:
@@ -139,18 +152,21 @@ def match_replay(request: HttpRequest, match_id: int) -> HttpResponse:
     saying so before), with the forfeit reasons of other owners' seats blanked: gzip bytes with
     Content-Encoding gzip to clients that accept it, decompressed for the others."""
     try:
-        data = replay_for_viewer(match=selectors.match_with_seats(match_id=match_id), viewer=request.user)
+        download = selectors.replay_download(match_id=match_id, viewer=request.user)
     except (Match.DoesNotExist, FileNotFoundError, ReplayUnpublished, ReplayError) as missing:
         raise Http404(str(missing)) from None
     if "gzip" in request.headers.get("Accept-Encoding", ""):
-        response = HttpResponse(data, content_type="application/json")
+        response = HttpResponse(download.data, content_type="application/json")
         response["Content-Encoding"] = "gzip"
+        etag = f'"{download.sha256}"'
     else:
-        response = HttpResponse(gzip.decompress(data), content_type="application/json")
+        response = HttpResponse(gzip.decompress(download.data), content_type="application/json")
+        etag = f'"{download.sha256}-json"'
+    response["ETag"] = etag
     response["Vary"] = "Accept-Encoding, Cookie"
     # What a replay shows depends on who asks (their own forfeit reasons): no shared caches.
     response["Cache-Control"] = "private, max-age=3600"
-    return response
+    return get_conditional_response(request, etag=etag, response=response)
 
 
 @require_GET

@@ -1,0 +1,106 @@
+"""Whole public pages for anonymous visitors, kept a few seconds in a cache all site processes share.
+
+Under load most views of the home page, a ladder or a popular bot are the same anonymous page made
+again; the page is made once per SEPTET_PAGE_CACHE_SECONDS (0 turns this off) and served from the
+`pages` cache (Redis under `septet up` and in production) meanwhile, so a new result shows within
+that time.
+
+What can never leak: a page is stored and served only for a request that carries no session (so
+nobody is signed in, and no message is waiting for them) and no messages cookie. A signed-in
+owner's page, with their forfeit reasons, logs and unpublished details, is made for them on every
+view and never stored, and what an anonymous visitor is shown is what the page shows anyone
+(arena_api.selectors' secrecy rules give an anonymous viewer no owned seat). Only a complete 200
+answer that sets no cookie and does not ask to stay private is stored. The key is the address as
+asked (scheme, host, path and query): a page names the host it was asked for (the Arena address).
+
+A cache that fails (the embedded Redis restarting, say) costs nothing but the saving: the page is
+made as if nothing had been kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from django.conf import settings
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse
+
+CACHE_ALIAS = "pages"
+KEY_PREFIX = "septet-page:"
+MESSAGES_COOKIE = "messages"
+"""django.contrib.messages' cookie: a message waiting for this visitor makes their page their own."""
+
+logger = logging.getLogger(__name__)
+
+View = TypeVar("View", bound=Callable[..., HttpResponse])
+
+
+def page_seconds() -> int:
+    """How long an anonymous page is kept (SEPTET_PAGE_CACHE_SECONDS; 0 or less: not at all)."""
+    return int(getattr(settings, "SEPTET_PAGE_CACHE_SECONDS", 0) or 0)
+
+
+def shared_with_anonymous(request: HttpRequest) -> bool:
+    """True when `request` may be answered with, and its answer stored as, the page anyone gets."""
+    if request.method != "GET":
+        return False
+    if settings.SESSION_COOKIE_NAME in request.COOKIES or MESSAGES_COOKIE in request.COOKIES:
+        return False
+    user = getattr(request, "user", None)
+    return user is None or not user.is_authenticated
+
+
+def page_key(request: HttpRequest) -> str:
+    address = f"{request.scheme}://{request.get_host()}{request.get_full_path()}"
+    return KEY_PREFIX + hashlib.sha256(address.encode()).hexdigest()
+
+
+def storable(response: HttpResponse) -> bool:
+    """A complete 200 page that sets no cookie and is not marked private or uncacheable."""
+    if response.status_code != 200 or response.streaming or response.cookies:
+        return False
+    control = response.get("Cache-Control", "")
+    return "private" not in control and "no-store" not in control
+
+
+def anonymous_page_cache(view: View) -> View:
+    """Serves `view`'s anonymous page from the shared cache while it is fresh (see the module)."""
+
+    @functools.wraps(view)
+    def cached_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        seconds = page_seconds()
+        if seconds <= 0 or not shared_with_anonymous(request):
+            return view(request, *args, **kwargs)
+        key = page_key(request)
+        kept = _cache_get(key)
+        if kept is not None:
+            content, content_type = kept
+            return HttpResponse(content, content_type=content_type)
+        response = view(request, *args, **kwargs)
+        if storable(response):
+            _cache_set(key, (response.content, response["Content-Type"]), seconds)
+        return response
+
+    return cast(View, cached_view)
+
+
+def _cache_get(key: str) -> tuple[bytes, str] | None:
+    try:
+        kept = caches[CACHE_ALIAS].get(key)
+    except Exception as error:  # whatever the cache backend raises, only the saving is lost
+        logger.warning("page cache unavailable, page made afresh: %s", error)
+        return None
+    if not (isinstance(kept, tuple) and len(kept) == 2):
+        return None
+    return cast(tuple[bytes, str], kept)
+
+
+def _cache_set(key: str, value: tuple[bytes, str], seconds: int) -> None:
+    try:
+        caches[CACHE_ALIAS].set(key, value, timeout=seconds)
+    except Exception as error:  # whatever the cache backend raises, only the saving is lost
+        logger.warning("page cache unavailable, page not kept: %s", error)
