@@ -152,7 +152,8 @@ class BiddingEncoding(Encoding):
     """Oh Hell! and 7Up7Down: 52 cards, a trump card, bids, plain tricks."""
 
     action_meaning = (
-        "0-51: play card 13 x suit + rank (suits S H D C, ranks 2 to A, as in card blocks); 52-62: bid 0-10"
+        "0-51: play card 13 x suit + rank - 2 (suits S H D C are 0-3, ranks 2-14 with the ace 14: the"
+        " columns of card blocks); 52-62: bid 0-10"
     )
 
     def __init__(self, game: Game, num_players: int, blind_rounds: bool) -> None:
@@ -315,8 +316,9 @@ class Oh7Encoding(Encoding):
     """Oh 7?, its advanced deck and the duel: bets with cards, the Interrobang, special cards."""
 
     action_meaning = (
-        "0-45: play card 8 x suit + value (suits S H C D F, values 0-7), then 40-45 for 1* 2* 3* 4* N ?"
-        " (as in card blocks); 46-91: bet with card id - 46; 92: keep `?` hidden; 93: reveal it (R-1.4)"
+        "0-45: play card 8 x suit + value (suits S H C D F are 0-4, values 0-7), 40-45 the specials"
+        " 1* 2* 3* 4* N ? (the columns of card blocks); 46-91: bet with card id - 46; 92: keep `?` hidden;"
+        " 93: reveal it (R-1.4)"
     )
 
     def __init__(self, game: Game, num_players: int) -> None:
