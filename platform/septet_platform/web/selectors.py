@@ -183,6 +183,12 @@ def _ranked_rows_kept(ladder: Ladder, *, with_times: bool) -> list[_Row]:
     return rows
 
 
+def ladder_rows_forget() -> None:
+    """Drops every ladder ranking this process keeps (tests)."""
+    with _rows_lock:
+        _rows_kept.clear()
+
+
 def _ranked_rows(ladder: Ladder, *, with_times: bool) -> list[_Row]:
     """Every bot's latest ACTIVE version rated on `ladder`, ranked by mu, then sigma, then name;
     `last_match` is read only `with_times` (parsing a thousand timestamps costs a few ms)."""
