@@ -18,7 +18,6 @@ Per-seat blocks are in relative order: row 0 is the observing seat, row 1 the se
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,11 +142,6 @@ class Encoding:
         raise NotImplementedError
 
 
-def _set(out: Observation, start: int, indexes: Iterable[int], value: float = 1.0) -> None:
-    for index in indexes:
-        out[start + index] = value
-
-
 class BiddingEncoding(Encoding):
     """Oh Hell! and 7Up7Down: 52 cards, a trump card, bids, plain tricks."""
 
@@ -189,34 +183,34 @@ class BiddingEncoding(Encoding):
         self.num_actions = 52 + MAX_BID + 1
 
     def fill(self, info: Any, out: Observation) -> None:
-        row = self.seat_rows[info.seat]
-        _set(out, self.hand, (CARD_INDEX[card] for card in info.hand))
-        for seat, card in info.trick:
-            out[self.trick + row[seat] * 52 + CARD_INDEX[card]] = 1
-        for trick in (*info.tricks, info.trick):
-            for seat, card in trick:
-                out[self.played + row[seat] * 52 + CARD_INDEX[card]] = 1
-        for seat, bid in enumerate(info.bids):
-            if bid is not None:
-                out[self.bids + row[seat] * (MAX_BID + 1) + bid] = 1
+        row, cards = self.seat_rows[info.seat], CARD_INDEX
+        hand, trick, played = self.hand, self.trick, self.played
+        ones = [hand + cards[card] for card in info.hand]
+        ones += [trick + row[seat] * 52 + cards[card] for seat, card in info.trick]
+        for done in (*info.tricks, info.trick):
+            ones += [played + row[seat] * 52 + cards[card] for seat, card in done]
+        ones += [
+            self.bids + row[seat] * (MAX_BID + 1) + bid
+            for seat, bid in enumerate(info.bids)
+            if bid is not None
+        ]
+        if info.trump_card:
+            ones += [self.trump_card + cards[info.trump_card], self.trump_suit + SUITS_52.index(info.trump)]
+        if info.dealer >= 0:
+            ones.append(self.dealer + row[info.dealer])
+        if info.leader >= 0:
+            ones.append(self.leader + row[info.leader])
+        if info.trump_card and len(info.tricks) < info.hand_size:  # dealt and not over
+            bidding = None in info.bids
+            ones.append(self.phase + (0 if bidding else 1))
+        if self.blind_rounds:
+            ones += [self.visible + row[seat] * 52 + cards[card] for seat, card in info.visible_cards]
+        out[ones] = 1
         for seat in range(self.num_seats):
             out[self.tricks_won + row[seat]] = info.tricks_won[seat]
             out[self.scores + row[seat]] = info.scores[seat]
-        if info.trump_card:
-            out[self.trump_card + CARD_INDEX[info.trump_card]] = 1
-            out[self.trump_suit + SUITS_52.index(info.trump)] = 1
-        if info.dealer >= 0:
-            out[self.dealer + row[info.dealer]] = 1
-        if info.leader >= 0:
-            out[self.leader + row[info.leader]] = 1
         out[self.round] = info.round
         out[self.hand_size] = info.hand_size
-        if info.trump_card and len(info.tricks) < info.hand_size:  # dealt and not over
-            bidding = any(bid is None for bid in info.bids)
-            out[self.phase + (0 if bidding else 1)] = 1
-        if self.blind_rounds:
-            for seat, card in info.visible_cards:
-                out[self.visible + row[seat] * 52 + CARD_INDEX[card]] = 1
 
     def action_id(self, info: Any, action: Action) -> int:
         if isinstance(action, str):
@@ -276,30 +270,30 @@ class BlackSevensEncoding(Encoding):
         self.num_actions = 1 << BLACK_SEVENS_HAND
 
     def fill(self, info: Any, out: Observation) -> None:
-        row = self.seat_rows[info.seat]
-        _set(out, self.hand, (CARD_INDEX[card] for card in info.hand))
-        for position, card in enumerate(info.hand):
-            out[self.slots + position * 52 + CARD_INDEX[card]] = 1
-        _set(out, self.standing, (CARD_INDEX[card] for card in info.standing))
+        row, cards = self.seat_rows[info.seat], CARD_INDEX
+        ones = [self.hand + cards[card] for card in info.hand]
+        ones += [self.slots + position * 52 + cards[card] for position, card in enumerate(info.hand)]
+        ones += [self.standing + cards[card] for card in info.standing]
         if info.standing_seat is not None:
-            out[self.owner + row[info.standing_seat]] = 1
-        out[self.set_size] = info.set_size
+            ones.append(self.owner + row[info.standing_seat])
         if info.hand:
-            out[self.leader + row[info.leader]] = 1
-        for seat, cards in info.plays:
-            _set(out, self.plays + row[seat] * 52, (CARD_INDEX[card] for card in cards))
+            ones.append(self.leader + row[info.leader])
+        for seat, played in info.plays:
+            ones += [self.plays + row[seat] * 52 + cards[card] for card in played]
+        if info.round_leader is not None:
+            ones.append(self.round_leader + row[info.round_leader])
         for seat in range(self.num_seats):
             rel = row[seat]
-            _set(out, self.played + rel * 52, (CARD_INDEX[card] for card in info.played[seat]))
-            _set(out, self.table + rel * 52, (CARD_INDEX[card] for card in info.table[seat]))
+            ones += [self.played + rel * 52 + cards[card] for card in info.played[seat]]
+            ones += [self.table + rel * 52 + cards[card] for card in info.table[seat]]
             for index, card in enumerate(info.table[seat]):
                 out[self.last_points + rel * BLACK_SEVENS_ROUNDS + index] = black_sevens.VALUE[card]
             out[self.hands_won + rel] = info.hands_won[seat]
             out[self.scores + rel] = info.scores[seat]
+        out[ones] = 1
+        out[self.set_size] = info.set_size
         out[self.held] = info.hand_size
         out[self.round] = info.round_index
-        if info.round_leader is not None:
-            out[self.round_leader + row[info.round_leader]] = 1
 
     def action_id(self, info: Any, action: Action) -> int:
         if not isinstance(action, tuple):
@@ -309,6 +303,7 @@ class BlackSevensEncoding(Encoding):
 
 
 OH7_ATTEMPTS = 3
+_OH7_PHASES = {"bet": 0, "reveal": 1, "play": 2}
 OH7_TRICKS = 7
 
 
@@ -362,40 +357,40 @@ class Oh7Encoding(Encoding):
 
     def fill(self, info: Any, out: Observation) -> None:
         seat_row, player_row = self.seat_rows[info.seat], self.player_rows[info.seat]
-        cards = len(OH7_CARDS)
-        for card in info.hand:
-            out[self.hand + OH7_INDEX[card]] += 1
-        phase = {"bet": 0, "reveal": 1, "play": 2}.get(str(info.phase))
+        cards, index = len(OH7_CARDS), OH7_INDEX
+        ones = [self.hand + index[card] for card in info.hand]
+        phase = _OH7_PHASES.get(str(info.phase))
         if phase is not None:
-            out[self.phase + phase] = 1
-            out[self.attempt + info.attempt] = 1
+            ones += [self.phase + phase, self.attempt + info.attempt]
         for player, bet_cards in enumerate(info.bet_cards):
             start = self.bet_cards + player_row[player] * OH7_ATTEMPTS * cards
-            for attempt, card in enumerate(bet_cards):
-                out[start + attempt * cards + OH7_INDEX[card]] = 1
+            ones += [start + attempt * cards + index[card] for attempt, card in enumerate(bet_cards)]
         if info.bets is not None:
-            for seat, bet in enumerate(info.bets):
-                out[self.bets + seat_row[seat] * 8 + bet] = 1
+            ones += [self.bets + seat_row[seat] * 8 + bet for seat, bet in enumerate(info.bets)]
         if info.revealer is not None:
-            out[self.revealer + seat_row[info.revealer]] = 1
+            ones.append(self.revealer + seat_row[info.revealer])
         if info.first_leader is not None:
-            out[self.first_leader + seat_row[info.first_leader]] = 1
-            out[self.trump + (OH7_SUITS.index(info.trump) if info.trump else 5)] = 1
+            ones.append(self.first_leader + seat_row[info.first_leader])
+            ones.append(self.trump + (OH7_SUITS.index(info.trump) if info.trump else 5))
         if info.leader is not None:
-            out[self.leader + seat_row[info.leader]] = 1
+            ones.append(self.leader + seat_row[info.leader])
         if info.lead_suit is not None:
-            out[self.lead_suit + OH7_SUITS.index(info.lead_suit)] = 1
-        for seat, card in info.trick:
-            out[self.trick + seat_row[seat] * cards + OH7_INDEX[card]] = 1
-        for trick in (*info.tricks, info.trick):
-            for seat, card in trick:
-                out[self.played + seat_row[seat] * cards + OH7_INDEX[card]] += 1
+            ones.append(self.lead_suit + OH7_SUITS.index(info.lead_suit))
+        ones += [self.trick + seat_row[seat] * cards + index[card] for seat, card in info.trick]
+        naughts = [seat for done in (*info.tricks, info.trick) for seat, card in done if card == "N"]
+        for done in (*info.tricks, info.trick):
+            ones += [self.played + seat_row[seat] * cards + index[card] for seat, card in done]
+        ones += [self.dummy_up + index[card] for card in info.dummy_up]
+        if info.dummy is not None:
+            ones.append(self.is_dummy + seat_row[info.dummy])
+        out[ones] = 1
+        # `N` is the one card held or played twice (oh7-advanced has two): those elements count 2.
+        if info.hand.count("N") == 2:
+            out[self.hand + index["N"]] = 2
+        for seat in set(naughts):
+            out[self.played + seat_row[seat] * cards + index["N"]] = naughts.count(seat)
         for seat in range(self.num_seats):
             out[self.tricks_won + seat_row[seat]] = info.tricks_won[seat]
-        for card in info.dummy_up:
-            out[self.dummy_up + OH7_INDEX[card]] = 1
-        if info.dummy is not None:
-            out[self.is_dummy + seat_row[info.dummy]] = 1
         for player in range(self.num_players):
             out[self.scores + player_row[player]] = info.scores[player]
             out[self.bets_made + player_row[player]] = info.bets_made[player]

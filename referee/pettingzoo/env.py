@@ -102,6 +102,8 @@ class SeptetEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type infor
         self._state: Any = None
         self._legal: dict[int, Action] = {}
         """The current agent's legal actions by action id."""
+        self._seen: tuple[int, Any] | None = None
+        """The seat to move and its information state, built once per step."""
 
     # The PettingZoo API
 
@@ -123,7 +125,7 @@ class SeptetEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type infor
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self._state = self.game.start(self.num_players, self.options)
-        self._scores = self._public_scores()
+        self._scores = tuple(self.game.information_state(self._state, 0).scores)
         self._advance()
         if self.render_mode == "human":
             self.render()
@@ -169,7 +171,10 @@ class SeptetEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type infor
 
     def information_state(self, agent: str) -> Any:
         """The engine's information state of the agent's seat (RULES.md §5)."""
-        return self.game.information_state(self._state, self.seats[agent])
+        seat = self.seats[agent]
+        if self._seen is not None and self._seen[0] == seat:
+            return self._seen[1]
+        return self.game.information_state(self._state, seat)
 
     def legal_actions(self, agent: str) -> tuple[Action, ...]:
         """The engine's legal actions of the agent (empty when it is not its turn)."""
@@ -209,28 +214,32 @@ class SeptetEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type infor
         round's rewards and selects the next agent."""
         game, state = self.game, self._state
         assert self._rng is not None
+        dealt = False
         while (decision := game.to_move(state)) is not None and decision.is_chance:
             state = game.apply(state, CHANCE, game.sample_chance(state, self._rng))
+            dealt = True
         self._state = state
-        self._reward_rounds()
         if decision is None:
+            self._seen = None
+            self._reward_rounds(game.information_state(state, 0).scores)
             self._end()
             return
         seat = decision.seats[0]
         self.agent_selection = agent_name(seat)
-        encoding, info = self.encoding, game.information_state(state, seat)
+        info = game.information_state(state, seat)
+        self._seen = (seat, info)
+        if dealt:  # a round is scored as it ends, and the next step is a deal (or the end)
+            self._reward_rounds(info.scores)
+        encoding = self.encoding
         self._legal = {encoding.action_id(info, action): action for action in game.legal_actions(state, seat)}
 
-    def _public_scores(self) -> tuple[int, ...]:
-        return tuple(self.game.information_state(self._state, 0).scores)
-
-    def _reward_rounds(self) -> None:
-        scores = self._public_scores()
+    def _reward_rounds(self, scores: tuple[int, ...]) -> None:
+        """Rewards the score changes since the last call (the rounds just scored)."""
         if scores != self._scores and self.reward_mode == "points":
             sign = 1.0 if self.game.higher_is_better else -1.0
             for agent, seat in self.seats.items():
                 self.rewards[agent] += sign * (scores[seat] - self._scores[seat])
-        self._scores = scores
+        self._scores = tuple(scores)
 
     def _end(self) -> None:
         result = self.game.result(self._state)
