@@ -23,7 +23,7 @@ try:
     import gymnasium  # noqa: F401
     import numpy  # noqa: F401
     import pettingzoo  # noqa: F401
-except ImportError as missing:  # pragma: no cover - the test suite installs the extra
+except ImportError as missing:
     raise ImportError(
         f"referee.pettingzoo needs the optional extra 'pettingzoo' ({missing.name} is not installed): "
         "pip install -e '.[pettingzoo]'"

@@ -322,3 +322,14 @@ def test_the_pettingzoo_room_imports_nothing_of_the_tools_the_bot_kit_or_the_wir
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["pettingzoo", "gymnasium", "numpy"])
+def test_without_the_extra_the_import_names_the_extra_to_install(module: str) -> None:
+    code = f"import sys\nsys.modules[{module!r}] = None\nimport referee.pettingzoo\n"
+    failed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert failed.returncode == 1
+    assert failed.stderr.strip().splitlines()[-1] == (
+        f"ImportError: referee.pettingzoo needs the optional extra 'pettingzoo' ({module} is not installed): "
+        "pip install -e '.[pettingzoo]'"
+    )
