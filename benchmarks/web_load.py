@@ -9,14 +9,16 @@
 2. The site is served (DEBUG off) in a subprocess by gunicorn with threaded workers, as in
    production, or by `manage.py runserver` (`--server runserver`), or exactly as `septet up` serves
    it (`--server up`: its own gunicorn command line and its settings, settings.local, with
-   whitenoise and the data folder's secret key; use it with `--sqlite` for the embedded defaults).
+   whitenoise, the data folder's secret key and its embedded Redis, where the site keeps its
+   anonymous pages; use it with `--sqlite` for the embedded defaults).
 3. A second process sends requests from several threads at once and reports, per page kind,
    p50/p95/max latency; the target is p95 < 100 ms for each (`--target-ms`).
 
     python benchmarks/web_load.py [--bots 1000] [--matches 100000] [--requests 300] [--concurrency 4]
                                   [--server gunicorn|runserver|up] [--sqlite] [--target-ms 100]
 
-`septet up`'s case, 50 clients at once against a p95 of 250 ms:
+`septet up`'s case, 50 clients at once against a p95 of 250 ms (the clients run on the same
+cores as the site: a busy machine shows in every figure, so note its load):
 
     python benchmarks/web_load.py --server up --sqlite --concurrency 50 --target-ms 250
 """
@@ -25,12 +27,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import http.client
 import json
 import os
 import random
 import secrets
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -48,6 +52,7 @@ PLAYERS = 4
 REPLAYS = 24
 BATCH = 5000
 KINDS = ("ladder", "bot", "match", "replay")
+PR_SET_PDEATHSIG = 1
 
 
 # The database ---------------------------------------------------------------------------------
@@ -233,6 +238,7 @@ def serve(
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_us,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -241,6 +247,16 @@ def serve(
         time.sleep(0.2)
     server.kill()
     raise SystemExit("the site did not start within 30 s")
+
+
+def _die_with_us() -> None:
+    """In a child before it runs: SIGTERM when this benchmark dies, however (SIGKILL included)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _stop_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # runs every cleanup on the way out (server, Redis, database)
 
 
 def _up_web_command(address: str) -> list[str]:
@@ -261,6 +277,30 @@ def _up_environment(data: Path) -> dict[str, str]:
         "SEPTET_SECRET_KEY_FILE": str(secret_key_file(data)),
         "ALLOWED_HOSTS": "localhost,127.0.0.1",
     }
+
+
+@contextlib.contextmanager
+def embedded_redis(data: Path) -> Iterator[str]:
+    """`septet up`'s embedded Redis (its own configuration, in `data`), stopped afterwards; yields
+    the REDIS_URL septet up gives its children (the site keeps its anonymous pages there)."""
+    from septet_platform.launcher import REDIS_START_SECONDS, _redis_answers, embedded_redis_spec
+
+    data.mkdir(parents=True, exist_ok=True)
+    spec, socket_path = embedded_redis_spec(data)
+    redis = subprocess.Popen(
+        spec.command,
+        cwd=spec.cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_us,
+    )
+    try:
+        if not _redis_answers(socket_path, timeout=REDIS_START_SECONDS):
+            raise SystemExit(f"the embedded Redis did not answer within {REDIS_START_SECONDS:.0f} s")
+        yield f"redis+socket://{socket_path}"
+    finally:
+        redis.terminate()
+        redis.wait(timeout=10)
 
 
 # The load (run in a second process: `--client`) -----------------------------------------------
@@ -377,9 +417,11 @@ def main() -> None:
         print(json.dumps({"latencies": latencies, "seconds": time.perf_counter() - began}))
         return
 
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop_on_signal)
     scratch = Path(tempfile.mkdtemp(prefix="septet-web-bench-"))
     try:
-        with throwaway_database(args.sqlite, scratch) as (url, described):
+        with contextlib.ExitStack() as stack, throwaway_database(args.sqlite, scratch) as (url, described):
             print(f"database: {described}")
             env = {
                 **os.environ,
@@ -390,6 +432,7 @@ def main() -> None:
             }
             if args.server == "up":
                 env |= _up_environment(scratch / "data")
+                env["REDIS_URL"] = stack.enter_context(embedded_redis(scratch / "data"))
             os.environ.update(env)
             import django
             from django.core.management import call_command
