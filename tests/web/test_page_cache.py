@@ -153,3 +153,13 @@ def test_a_replay_download_answers_a_conditional_get_with_not_modified(client: C
     assert again.status_code == 304 and again.content == b""
     assert client.get(path, HTTP_IF_NONE_MATCH=plain["ETag"]).status_code == 304
     assert client.get(path, HTTP_IF_NONE_MATCH='"something-else"').status_code == 200
+
+
+def test_a_live_match_page_is_never_kept_its_script_reloads_it_when_the_match_is_over(
+    client: Client, site: Site, pages_kept: Any
+) -> None:
+    page = f"/matches/{site.running.pk}/"
+    live = client.get(page)
+    assert live["Cache-Control"] == "no-store" and 'id="live"' in _text(live)
+    _rename_bot("alpha", "alpha-renamed")
+    assert "alpha-renamed" in _text(client.get(page))

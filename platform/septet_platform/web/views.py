@@ -80,7 +80,7 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
         bot=found, viewer=request.user, status=request.GET.get("status", ""), page=request.GET.get("page", 1)
     )
     following = selectors.version_following(profile.versions)
-    return render(
+    response = render(
         request,
         "web/bot.html",
         {
@@ -90,6 +90,9 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
             "results_rows": tables.results_rows(profile.results, finished=profile.status == "finished"),
         },
     )
+    if following:  # its script reloads it once qualification is over: that reload must get the new page
+        response["Cache-Control"] = "no-store"
+    return response
 
 
 @require_GET
@@ -127,11 +130,11 @@ def match(request: HttpRequest, match_id: int) -> HttpResponse:
         detail = selectors.match_detail(match_id=match_id, viewer=request.user)
     except Match.DoesNotExist as missing:
         raise Http404(str(missing)) from None
-    return render(
-        request,
-        "web/match.html",
-        {"detail": detail, "match": detail.match, "live": detail.match.status in LIVE_STATUSES},
-    )
+    live = detail.match.status in LIVE_STATUSES
+    response = render(request, "web/match.html", {"detail": detail, "match": detail.match, "live": live})
+    if live:  # its script reloads it once the match is over: that reload must get the new page
+        response["Cache-Control"] = "no-store"
+    return response
 
 
 @require_GET
