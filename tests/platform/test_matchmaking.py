@@ -380,11 +380,13 @@ def test_the_beat_keeps_a_busy_ladder_as_many_matches_waiting_as_it_finished_lat
     quiet = Ladder.objects.create(game="oh7", min_players=3, max_players=3)
     now = timezone.now()
     for ladder, recent, old in ((ladder_oh_hell, 400, 0), (quiet, 0, 500)):
-        for finished in [now] * recent + [now - 10 * tasks.COMPLETION_WINDOW] * old:
-            match = Match.objects.create(
-                ladder=ladder, seed=1, status=Match.Status.FINISHED, finished=finished
-            )
-            Seat.objects.bulk_create(Seat(match=match, seat=i, bot_version=v) for i, v in enumerate(versions))
+        played = Match.objects.bulk_create(
+            Match(ladder=ladder, seed=1, status=Match.Status.FINISHED, finished=finished)
+            for finished in [now] * recent + [now - 10 * tasks.COMPLETION_WINDOW] * old
+        )
+        Seat.objects.bulk_create(
+            Seat(match=match, seat=i, bot_version=v) for match in played for i, v in enumerate(versions)
+        )
 
     with django_capture_on_commit_callbacks(execute=True):
         scheduled = tasks.matches_schedule_task(min_waiting=10)
@@ -394,4 +396,4 @@ def test_the_beat_keeps_a_busy_ladder_as_many_matches_waiting_as_it_finished_lat
     assert 400 <= busy < 400 + 3, "the busy ladder's own pace: 400 finished in the window"
     assert 10 <= idle < 10 + 3, "the quiet ladder: the floor (its 500 matches are old)"
     assert scheduled == busy + idle == len(queued)
-    assert tasks.waiting_target(ladder_oh_hell, min_waiting=10) == (busy, 400)
+    assert tasks.waiting_target(ladder_oh_hell, min_waiting=10, now=now) == (busy, 400)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, OuterRef, Subquery
 
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders import ratings
@@ -62,7 +62,7 @@ def matches_schedule(*, ladder: Ladder, rng: random.Random, sets: int = 1) -> li
             f"ladder {ladder.game} has no playable table size ({ladder.min_players}..{ladder.max_players})"
         )
     with transaction.atomic():
-        ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)  # one scheduler per ladder
+        ladder = Ladder.objects.select_for_update(no_key=True).get(pk=ladder.pk)  # one scheduler per ladder
         if not ladder.active:
             return []
         candidates = _candidates(ladder, rng)
@@ -95,7 +95,18 @@ def _candidates(ladder: Ladder, rng: random.Random) -> list[_Candidate]:
         .values_list("bot_version")
         .annotate(n=Count("id"))
     )
-    last = dict(seats.values_list("bot_version").annotate(at=Max("match__created")))
+    # Each version's latest seat on this ladder: one index step per version (seats by version and
+    # match), not an aggregate over the ladder's whole history.
+    latest_seat = (
+        Seat.objects.filter(bot_version=OuterRef("pk"), match__ladder=ladder)
+        .order_by("-match_id")
+        .values("match__created")[:1]
+    )
+    last = dict(
+        BotVersion.objects.filter(pk__in=[version.pk for version in versions])
+        .annotate(at=Subquery(latest_seat))
+        .values_list("pk", "at")
+    )
     held = ratings_held(ladder=ladder, versions=versions)  # a few statements however many bots
     candidates = []
     for version in versions:

@@ -1,18 +1,23 @@
 """The rating writer: a ladder's ratings change here only, in batches, in order, once per match.
 
 Ratings of one ladder change one result after another, each update reading the beliefs the one
-before it wrote, so they are written under the ladder's row lock (SELECT ... FOR UPDATE on the
-Ladder); matches of different ladders never wait for each other.
+before it wrote, so they are written under the ladder's row lock (SELECT ... FOR NO KEY UPDATE on
+the Ladder: inserts that merely point at the ladder are not held up); matches of different ladders
+never wait for each other.
 
-Batches (a group commit). A worker that has recorded a match calls `ratings_apply`. Once it holds
-the lock it applies not only its own match but every match of the ladder recorded and not yet
+Batches. A worker that has recorded a match calls `ratings_apply`. If the ladder's lock is free it
+takes it and applies not only its own match but every match of the ladder recorded and not yet
 rated (up to BATCH_LIMIT), with a fixed number of statements whatever the batch's size: read the
 matches, their seats and the ratings they touch, then write the ratings, the rating changes and
-the matches' `ratings_applied` flags back in bulk. The workers queued behind the lock meanwhile
-find their matches applied and leave at once. At a trickle a batch is one match; under load the
-batches grow with the queue at the lock, so the time the lock is held per match falls as the load
-rises. Applied one match per transaction (about four statements per seat), the lock capped a
-ladder near 90 matches a second.
+the matches' `ratings_applied` flags back in bulk. If the lock is taken, the worker does not wait
+for it (SKIP LOCKED): it leaves its match to the holder and goes on with its next match. Every
+holder, once it has let go, looks for matches recorded meanwhile and takes the lock again for them
+(at most MAX_ROUNDS times; the next match recorded on the ladder, or the sweep, takes over after
+that), so a match left to the holder is never left behind. At a trickle a batch is one match;
+under load one worker drains what the others recorded, the time the lock is held per match falls
+as the load rises, and no worker or database connection sits waiting on the lock. Applied one
+match per transaction, each worker waiting its turn (about four statements per seat), the lock
+capped a ladder near 90 matches a second.
 
 Order. A batch applies its matches by (finished, id), and batches follow one another under the
 lock, so the ids of a ladder's RatingChanges are the order its results were applied in: replaying
@@ -33,8 +38,9 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from septet_platform.bots.models import BotVersion
@@ -45,8 +51,10 @@ from septet_platform.matches.models import Match, Seat
 log = logging.getLogger(__name__)
 
 BATCH_LIMIT = 500
-"""Matches one batch applies at most besides the caller's own: bounds the time the lock is held
-(a few tens of milliseconds) while still letting a long queue at the lock drain in one go."""
+"""Matches one batch applies at most: bounds the time the lock is held (a few tens of
+milliseconds) while still letting a long backlog drain in one go."""
+MAX_ROUNDS = 4
+"""Batches one call applies at most, one after another, while matches keep waiting."""
 
 SETS_RATED_ONCE_AT = frozenset({2})
 """Table sizes at which a duplicate set is rated as one result, on each bot's mean rank over its
@@ -123,8 +131,24 @@ class RatingBook:
         for rating in changed:
             rating.updated = now
         if changed:
-            Rating.objects.bulk_update(changed, ["mu", "sigma", "games", "updated"])
+            _ratings_update(changed, now)
         self._changed = set()
+
+
+def _ratings_update(changed: list[Rating], now: datetime) -> None:
+    """One UPDATE ... FROM (VALUES ...) for every changed rating: Django's bulk_update builds a
+    CASE per field and row, which cost the writer more than all its other statements together,
+    inside the ladder's lock. (PostgreSQL, and SQLite from 3.33.)"""
+    table = connection.ops.quote_name(Rating._meta.db_table)
+    rows = ", ".join(["(%s, %s, %s, %s)"] * len(changed))
+    values: list[object] = [value for r in changed for value in (r.pk, float(r.mu), float(r.sigma), r.games)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH new (id, mu, sigma, games) AS (VALUES {rows}) "
+            f"UPDATE {table} SET mu = new.mu, sigma = new.sigma, games = new.games, updated = %s "
+            f"FROM new WHERE {table}.id = new.id",
+            [*values, now],
+        )
 
 
 def ratings_held(*, ladder: Ladder, versions: Sequence[BotVersion]) -> dict[int, Rating]:
@@ -137,38 +161,79 @@ def ratings_held(*, ladder: Ladder, versions: Sequence[BotVersion]) -> dict[int,
 
 
 def ratings_apply(*, match: Match) -> list[RatingChange]:
-    """Applies `match` (and every other match of its ladder waiting to be rated: see the module
-    docstring) and returns the match's own RatingChanges in seat order. A match already applied,
-    unrated, aborted or cancelled gets none ([]); one not finished, or finished without ranks,
+    """Applies `match`, and every other match of its ladder waiting to be rated, unless another
+    writer holds the ladder's lock (it then applies them: see the module docstring); returns the
+    match's own RatingChanges in seat order when this call applied it, else []. A match already
+    applied, unrated, aborted or cancelled gets none; one not finished, or finished without ranks,
     raises RatingError and nothing at all is changed.
 
     A two-seat match of a duplicate set is rated with its set (SETS_RATED_ONCE_AT): by the batch
     that finds no rotation left to play, on the last finished rotation; [] for the others."""
-    with transaction.atomic():
-        ladder = Ladder.objects.select_for_update().get(pk=match.ladder_id)  # one writer per ladder
-        locked = time.perf_counter()
-        current = Match.objects.only(*_MATCH_FIELDS).get(pk=match.pk)
-        if current.ratings_applied or not current.rated:
-            return []
-        if current.status in _WAITING:
-            raise RatingError(f"match {current.pk} is {current.status}, not finished: nothing to rate yet")
-        waiting = (
-            Match.objects.filter(
-                ladder=ladder, status=Match.Status.FINISHED, rated=True, ratings_applied=False
-            )
-            .exclude(pk=current.pk)
-            .only(*_MATCH_FIELDS)
-            .order_by("finished", "pk")[:BATCH_LIMIT]
-        )
-        batch = _Batch(ladder, [current, *waiting], requested=current.pk)
-        batch.apply()
-        if log.isEnabledFor(logging.DEBUG):  # what benchmarks/central_ceiling.py counts
-            held = time.perf_counter() - locked
-            log.debug(
-                "ratings applied", extra={"ladder": ladder.pk, "matches": len(batch.applied), "held": held}
-            )
-    match.ratings_applied = current.pk in batch.applied
+    current = Match.objects.only(*_MATCH_FIELDS).get(pk=match.pk)
+    if current.ratings_applied or not current.rated:
+        return []
+    if current.status in _WAITING:
+        raise RatingError(f"match {current.pk} is {current.status}, not finished: nothing to rate yet")
+    batch = _apply_waiting(current.ladder_id, requested=current.pk)
+    if batch is None:
+        return []
+    match.ratings_applied = match.ratings_applied or current.pk in batch.applied
     return batch.changes.get(current.pk, [])
+
+
+def ratings_apply_waiting(*, ladder: Ladder) -> int:
+    """Applies the ladder's matches waiting to be rated unless another writer holds its lock;
+    how many it applied. Whoever else takes a ladder's lock (the scheduler) calls this once it
+    has let go, so a writer that found the lock taken by it is never left waiting for the sweep."""
+    batch = _apply_waiting(ladder.pk, requested=None)
+    return len(batch.applied) if batch is not None else 0
+
+
+def _apply_waiting(ladder_id: int, *, requested: int | None) -> _Batch | None:
+    """The writer's rounds: take the ladder's lock if it is free (never wait for it), apply what
+    waits, let go, and look again: a match recorded while the lock was held was left to us by its
+    writer. At most MAX_ROUNDS, so no worker stays the ladder's writer for ever under a steady
+    load (the next match recorded takes over). The first round's batch, or None if the lock was
+    taken."""
+    first: _Batch | None = None
+    passed_over: set[int] = set()
+    for _ in range(MAX_ROUNDS):
+        with transaction.atomic():
+            ladder = (
+                Ladder.objects.select_for_update(skip_locked=True, no_key=True).filter(pk=ladder_id).first()
+            )
+            if ladder is None:
+                return first  # its holder looks again once it lets go
+            locked = time.perf_counter()
+            matches = list(_waiting(ladder_id, passed_over).only(*_MATCH_FIELDS)[:BATCH_LIMIT])
+            if requested is not None and requested not in {match.pk for match in matches}:
+                matches += Match.objects.filter(pk=requested, ratings_applied=False).only(*_MATCH_FIELDS)
+            batch = _Batch(ladder, matches, requested=requested)
+            batch.apply()
+            if log.isEnabledFor(logging.DEBUG):  # what benchmarks/central_ceiling.py counts
+                held = time.perf_counter() - locked
+                log.debug(
+                    "ratings applied",
+                    extra={"ladder": ladder_id, "matches": len(batch.applied), "held": held},
+                )
+        first = first or batch
+        passed_over |= {match.pk for match in batch.matches} - batch.applied
+        requested = None
+        if not _waiting(ladder_id, passed_over).exists():
+            break
+    return first
+
+
+def _waiting(ladder_id: int, passed_over: set[int]) -> models.QuerySet[Match]:
+    """The ladder's matches recorded and not yet rated, in the order recorded, but for those a
+    round passed over (a duplicate set still being played, a match that cannot be rated)."""
+    return (
+        Match.objects.filter(
+            ladder_id=ladder_id, status=Match.Status.FINISHED, rated=True, ratings_applied=False
+        )
+        .exclude(pk__in=passed_over)
+        .order_by("finished", "pk")
+    )
 
 
 @dataclass

@@ -13,6 +13,7 @@ from septet_platform.ladders.rating_writer import (
     SETS_RATED_ONCE_AT,
     RatingError,
     ratings_apply,
+    ratings_apply_waiting,
     ratings_held,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "ladders_ensure",
     "rating_get_or_create",
     "ratings_apply",
+    "ratings_apply_waiting",
     "ratings_held",
 ]
 

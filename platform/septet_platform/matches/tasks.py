@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from septet_platform.ladders.matchmaking import matches_schedule
 from septet_platform.ladders.models import Ladder
+from septet_platform.ladders.services import ratings_apply_waiting
 from septet_platform.matches import services
 from septet_platform.matches.models import Match
 
@@ -77,6 +78,7 @@ def matches_schedule_task(min_waiting: int = MIN_WAITING_PER_LADDER) -> int:
                 matches = matches_schedule(ladder=ladder, rng=rng, sets=sets)
                 for match in matches:
                     transaction.on_commit(functools.partial(match_run_task.delay, match.pk))
+            ratings_apply_waiting(ladder=ladder)  # a writer may have found the lock ours meanwhile
             if not matches:  # too few bots for a table
                 break
             waiting += len(matches)
