@@ -14,3 +14,8 @@ can install and run the referee alone.
 """
 
 __version__ = "0.1.0"
+
+# Before any engine module loads: the compiled engine, or its pure-Python sources (see the module).
+from referee.engine import build as _engine_build
+
+_engine_build.select()

@@ -27,5 +27,8 @@ fi
 # here (a no-op when up to date), or every bot start compiles the referee package again. (Bot
 # folders are left alone: a copy of an example should not carry a __pycache__.)
 .venv/bin/python -m compileall -q -j 0 referee >/dev/null
+# The engine compiled with mypyc (referee/engine/build.py says how the build is chosen): redone
+# when its sources changed, skipped with one line where mypyc, a C compiler or Python.h is missing.
+.venv/bin/python scripts/compile_engine.py
 export PATH="$SEPTET_ROOT/.venv/bin:$PATH"
 export VIRTUAL_ENV="$SEPTET_ROOT/.venv"

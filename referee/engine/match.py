@@ -28,7 +28,16 @@ from typing import Any, Protocol
 
 import referee
 from referee.engine.games import get_game
-from referee.engine.games.base import CHANCE, Action, DecisionKind, Event, Game, Result, competition_ranks
+from referee.engine.games.base import (
+    CHANCE,
+    Action,
+    DecisionKind,
+    Event,
+    Game,
+    Result,
+    competition_ranks,
+    rebuilt_by_init,
+)
 from referee.engine.players import Player
 
 REPLAY_FORMAT = "septet-replay/1"
@@ -87,6 +96,9 @@ class TimeControl:
     def to_json(self) -> dict[str, float]:
         return {"per_decision": self.per_decision, "bank": self.bank, "match_seconds": self.seat_budget}
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
 
 @dataclass(frozen=True)
 class Forfeit:
@@ -105,6 +117,9 @@ class Forfeit:
             "event": self.event_index,
         }
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
 
 @dataclass(frozen=True)
 class MatchStart:
@@ -118,6 +133,9 @@ class MatchStart:
     seat_names: Sequence[str]
     time_control: TimeControl | None
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
 
 @dataclass(frozen=True)
 class MatchEnd:
@@ -126,6 +144,9 @@ class MatchEnd:
     match_id: str
     result: Result
     forfeits: Sequence[Forfeit]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
 
 
 @dataclass
@@ -176,6 +197,9 @@ class Turn:
     bank_time: float | None
     """Seconds left in the seat's bank for the rest of the game; None when untimed."""
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
 
 class TurnAwarePlayer(Protocol):
     """A player that wants each decision's context (the gRPC player): `decide_turn` is called
@@ -222,6 +246,29 @@ class _Seats:
         self.concurrent = [bool(getattr(player, "concurrent", False)) for player in players]
         self._pool: ThreadPoolExecutor | None = None
 
+    def ask_one(
+        self, kind: DecisionKind, seat: int, info: Any, legal: tuple[Action, ...]
+    ) -> tuple[Action, int | None]:
+        """One seat's action and its thinking time in µs (None: the forfeited seat's fallback):
+        `ask` for the one-seat decisions that make nearly all of a game, kept short."""
+        if seat in self.forfeits:
+            return self.game.greedy(info, legal), None
+        self.decisions += 1
+        if self.turn_aware[seat] or self.time_control is not None:
+            return self._settle(seat, info, legal, self._call(kind, seat, info, legal))
+        clock = self.clock
+        player: Any = self.players[seat]
+        started = clock()
+        try:
+            action = player.decide(info, legal)
+        except Exception as error:  # a bot's bug must not stop the other seats' game
+            return self._settle(seat, info, legal, (None, error, clock() - started))
+        elapsed = clock() - started
+        for option in legal:  # a player's answer is usually one of the legal actions themselves
+            if option is action:
+                return option, round(elapsed * 1_000_000)
+        return self._settle(seat, info, legal, (action, None, elapsed))
+
     def ask(
         self, kind: DecisionKind, asks: Sequence[tuple[int, Any, tuple[Action, ...]]]
     ) -> list[tuple[Action, int | None]]:
@@ -230,12 +277,9 @@ class _Seats:
         Simultaneous decisions of concurrent players are asked in parallel; forfeits are then
         settled in seat order, so the replay does not depend on who answered first.
         """
-        if len(asks) == 1:  # the common case, kept short: the referee's hot path
+        if len(asks) == 1:
             seat, info, legal = asks[0]
-            if seat in self.forfeits:
-                return [(self.game.greedy(info, legal), None)]
-            self.decisions += 1
-            return [self._settle(seat, info, legal, self._call(kind, seat, info, legal))]
+            return [self.ask_one(kind, seat, info, legal)]
         live = [index for index, (seat, _, _) in enumerate(asks) if seat not in self.forfeits]
         self.decisions += len(live)
         answers: dict[int, _Answer] = {}
@@ -373,6 +417,8 @@ def play_match(
     for seat, player in enumerate(players):
         start = MatchStart(match_id or "", game.id, seat, len(players), checked_options, names, time_control)
         _notify(player, "start_match", start)
+    kind_of: DecisionKind | None = None
+    kind = ""
     try:
         while (decision := to_move(state)) is not None:
             seats_asked = decision.seats
@@ -380,6 +426,33 @@ def play_match(
                 outcome = sample_chance(state, rng)
                 state = apply(state, CHANCE, outcome)
                 events.append({"type": "chance", "outcome": outcome})
+                events.extend(state.events)
+                continue
+            if decision.kind is not kind_of:  # the replay's kind, as a plain string
+                kind_of = decision.kind
+                kind = kind_of.value
+            if len(seats_asked) == 1:  # one seat decides: nearly every decision of every game
+                seat = seats_asked[0]
+                legal = legal_actions(state, seat)
+                if len(legal) == 1:
+                    forced += 1
+                    if not seats.asks_forced(seat):
+                        action = legal[0]
+                        state = apply(state, seat, action)
+                        events.append({"type": "action", "seat": seat, "kind": kind, "action": action,
+                                       "forced": True})  # fmt: skip
+                        events.extend(state.events)
+                        continue
+                action, micros = seats.ask_one(kind_of, seat, information_state(state, seat), legal)
+                state = apply(state, seat, action)
+                event: Event = {"type": "action", "seat": seat, "kind": kind, "action": action}
+                if len(legal) == 1:
+                    event["forced"] = True
+                if micros is not None:
+                    event["us"] = micros
+                else:
+                    event["fallback"] = True
+                events.append(event)
                 events.extend(state.events)
                 continue
             # Every seat of a simultaneous decision is asked before any answer is applied.
@@ -401,7 +474,6 @@ def play_match(
                     answers.append((seat, action, how))
                 if len(answers) > 1:
                     answers.sort(key=lambda answer: seats_asked.index(answer[0]))
-            kind = decision.kind.value
             for seat, action, how in answers:
                 state = apply(state, seat, action)
                 events.append({"type": "action", "seat": seat, "kind": kind, "action": action, **how})

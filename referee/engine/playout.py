@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from referee.engine.games.base import CHANCE, Action, Game
+from referee.engine.games.base import CHANCE, Action, Game, rebuilt_by_init
 
 Policy = Callable[[Any, int, tuple[Action, ...], random.Random], Action]
 """(state, seat, legal actions, rng) -> action: a policy that sees the whole state."""
@@ -29,6 +29,9 @@ class Step:
     seat: int
     action: Any
     state: Any
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
 
 
 def playout(game: Game, state: Any, rng: random.Random, policy: Policy = random_policy) -> Iterator[Step]:

@@ -37,9 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from referee.engine.games import get_game
-from referee.engine.games.base import CHANCE, GameError, Result
+from referee.engine.games.base import CHANCE, GameError, Result, rebuilt_by_init
 from referee.engine.match import REPLAY_FORMAT, rank_with_forfeits, result_to_json
 
+_REFUSALS = (GameError, KeyError, TypeError, ValueError, IndexError, AttributeError)
+"""What the engine raises on an input it refuses (verify reports them as a ReplayError)."""
 REQUIRED_KEYS = ("format", "game", "options", "seed", "seats", "events", "result")
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -70,6 +72,9 @@ class Stored:
     path: Path
     size: int
     sha256: str
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
 
 
 def save_durably(replay: dict[str, Any], path: str | Path) -> Stored:
@@ -178,6 +183,9 @@ class Verified:
     events: int
     result: Result
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
 
 def _canonical(value: Any) -> str:
     """JSON text of a value, so engine tuples and recorded lists compare equal."""
@@ -227,8 +235,10 @@ def verify(replay: dict[str, Any]) -> Verified:
                 state = game.apply(state, CHANCE, event.get("outcome"))
             else:
                 state = _apply_action(game, state, decision, event, index, forfeited, len(replay["seats"]))
-        except (GameError, KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
-            if isinstance(error, ReplayError):
+        except ReplayError:
+            raise
+        except Exception as error:  # not `except (A, B) as error`: compiled, that types it as A
+            if not isinstance(error, _REFUSALS):
                 raise
             raise ReplayError(f"event {index}: the engine refused it ({error})") from None
         expect(state.events)

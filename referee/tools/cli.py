@@ -38,6 +38,7 @@ from rich.progress import (
 from rich.table import Table as RichTable
 
 from referee import __version__
+from referee.engine import build as engine_build
 from referee.engine import replay
 from referee.engine.games import all_games, get_game
 from referee.engine.games.base import Game, GameError
@@ -92,7 +93,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Run 'septet COMMAND --help' for a command's options and examples. "
         "Installed with the platform: " + (", ".join(sorted(_extensions())) or "nothing"),
     )
-    parser.add_argument("--version", action="version", version=f"septet {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"septet {__version__}, {engine_build.describe()}"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     match = commands.add_parser(

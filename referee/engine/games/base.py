@@ -24,12 +24,16 @@ in-process players and asks bots elsewhere anyway (no timing channel).
 
 from __future__ import annotations
 
+import ast
 import random
+import sys
+import tokenize
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
 Card = str
 """A card as its RULES.md §0 code: `TH`, `7S` (52-card games); `7S`, `0F`, `1*`, `N`, `?` (Oh 7?)."""
@@ -45,7 +49,7 @@ Event = dict[str, Any]
 
 Options = Mapping[str, Any]
 
-CHANCE = -1
+CHANCE: Final = -1
 """The seat number used for chance outcomes in `apply` and in replays."""
 
 
@@ -70,6 +74,9 @@ class Decision:
     def is_chance(self) -> bool:
         return not self.seats
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Result:
@@ -83,6 +90,9 @@ class Result:
     aborted: bool = False
     reason: str = ""
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
 
 class GameError(ValueError):
     """Bad input to the engine: unknown game id, wrong player count, bad option, illegal action.
@@ -95,12 +105,46 @@ class IllegalAction(GameError):
     """An action that is not among the legal actions of the seat asked."""
 
 
+def rebuilt_by_init(value: Any) -> tuple[Any, tuple[Any, ...]]:
+    """`__reduce__` of the frozen dataclasses: copy, deepcopy and pickle rebuild them through
+    `__init__`. (Compiled by mypyc, the default way sets each field, which a frozen one refuses.)"""
+    return type(value), tuple([getattr(value, each.name) for each in fields(value)])
+
+
 def competition_ranks(keys: Sequence[Any]) -> tuple[int, ...]:
     """Ranks 1.. from sort keys where a larger key is better; equal keys share the better rank.
 
     `competition_ranks([5, 9, 5, 1]) == (2, 1, 2, 4)` (the "1, 1, 3" convention of RULES.md §0).
     """
     return tuple(1 + sum(1 for other in keys if other > key) for key in keys)
+
+
+def module_docstring(module: ModuleType) -> str:
+    """A module's docstring, also when the module is compiled (mypyc keeps none): then it is read
+    from the module's `.py` source beside it, and set as the module's `__doc__` for `help()`.
+
+    The game modules' docstrings are their rules summaries (`septet rules` prints them)."""
+    if module.__doc__ is not None:
+        return module.__doc__
+    # A compiled module runs its body before its `__file__` is set: its package says where it is.
+    package, _, name = module.__name__.rpartition(".")
+    folders = getattr(sys.modules.get(package), "__path__", None) or [""]
+    source = Path(folders[0], f"{name}.py")
+    docstring = ""
+    try:
+        with tokenize.open(source) as file:
+            for token in tokenize.generate_tokens(file.readline):  # up to the first code token only
+                if token.type not in _NOT_CODE:
+                    if token.type == tokenize.STRING:
+                        docstring = str(ast.literal_eval(token.string))
+                    break
+    except (OSError, SyntaxError, ValueError, tokenize.TokenError):
+        return ""
+    module.__doc__ = docstring
+    return docstring
+
+
+_NOT_CODE = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING)
 
 
 @dataclass(frozen=True)
@@ -110,6 +154,9 @@ class OptionSpec:
     default: Any
     allowed: tuple[Any, ...]
     help: str = ""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
 
 
 @dataclass(frozen=True)
@@ -141,7 +188,7 @@ class Game:
     def of_module(cls, module: ModuleType, **facts: Any) -> Game:
         """The Game of a game module that defines the verbs; `facts`: id, title, players, ...
 
-        The rules text defaults to the module's docstring.
+        The rules text defaults to the module's docstring (`module_docstring`).
         """
         verbs = [
             "new_game",
@@ -153,7 +200,7 @@ class Game:
             "result",
             "greedy",
         ]
-        facts.setdefault("rules", module.__doc__ or "")
+        facts.setdefault("rules", module_docstring(module))
         return cls(**{verb: getattr(module, verb) for verb in verbs}, **facts)
 
     def seat_count(self, num_players: int) -> int:
@@ -189,3 +236,6 @@ class Game:
         """A new game after checking the player count and options (`position`: see `new_game`)."""
         self.check_players(num_players)
         return self.new_game(num_players, {**self.check_options(options), **self.fixed_options}, **position)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from referee.engine.cards import DECK_52
+from referee.engine.cards import DECK_52, shuffled_order
 from referee.engine.games.base import (
     CHANCE,
     Action,
@@ -149,8 +149,8 @@ def sample_chance(state: State, rng: random.Random) -> ChanceOutcome:
     """A shuffled deal of 7 cards per seat from the cards not on the table (R-3.9), and the
     first leader when it is drawn. Round 1 shuffles the whole deck; round 7 deals all 28 left."""
     table = out_of_play(state.table)
-    deck = [card for card in DECK_52 if card not in table]
-    rng.shuffle(deck)
+    left = [card for card in DECK_52 if card not in table]
+    deck = [left[index] for index in shuffled_order(len(left), rng)]  # as rng.shuffle(left)
     outcome: ChanceOutcome = {
         "hands": [deck[seat * HAND_SIZE : (seat + 1) * HAND_SIZE] for seat in range(NUM_PLAYERS)]
     }
@@ -159,7 +159,7 @@ def sample_chance(state: State, rng: random.Random) -> ChanceOutcome:
     return outcome
 
 
-def _deal(state: State, outcome: ChanceOutcome) -> State:
+def _deal(state: State, outcome: Any) -> State:  # Any: a malformed one gets a GameError
     if not isinstance(outcome, dict) or set(outcome) - {"hands", "leader"}:
         raise GameError(f"{GAME_ID} deal must be a dict with 'hands' (and 'leader'): {outcome!r}")
     hands = outcome.get("hands")

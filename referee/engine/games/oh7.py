@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from referee.engine.cards import shuffled_order
 from referee.engine.games import oh7_dummy as dummy
 from referee.engine.games.base import (
     Action,
@@ -47,6 +48,7 @@ from referee.engine.games.base import (
     OptionSpec,
     Result,
     competition_ranks,
+    module_docstring,
 )
 
 SUITS = "SHCDF"
@@ -262,8 +264,8 @@ def new_game(num_players: int, options: Options, *, scores: Any = None, round_in
 
 def sample_chance(state: State, rng: random.Random) -> ChanceOutcome:
     """A shuffle of the whole deck: 7 cards per player, the rest as the discard or the pile."""
-    cards = list(state.setup.deck)
-    rng.shuffle(cards)
+    deck = state.setup.deck
+    cards = [deck[index] for index in shuffled_order(len(deck), rng)]  # as rng.shuffle(list(deck))
     n = state.setup.num_players
     key = ORDER.__getitem__
     hands = [sorted(cards[i * HAND_SIZE : (i + 1) * HAND_SIZE], key=key) for i in range(n)]
@@ -273,7 +275,7 @@ def sample_chance(state: State, rng: random.Random) -> ChanceOutcome:
     return {"hands": hands, "discard": sorted(rest, key=key)}
 
 
-def _check_deal(setup: Setup, outcome: ChanceOutcome) -> tuple[list[list[Card]], list[Card]]:
+def _check_deal(setup: Setup, outcome: Any) -> tuple[list[list[Card]], list[Card]]:
     """The hands and the rest of a deal outcome; anything malformed raises GameError."""
     game, n = setup.game, setup.num_players
     hands = outcome.get("hands") if isinstance(outcome, dict) else None
@@ -305,7 +307,7 @@ def _check_deal(setup: Setup, outcome: ChanceOutcome) -> tuple[list[list[Card]],
     return hands, rest
 
 
-def _deal(state: State, outcome: ChanceOutcome) -> State:
+def _deal(state: State, outcome: Any) -> State:
     setup = state.setup
     hands, rest = _check_deal(setup, outcome)
     s = state._copy()
@@ -739,7 +741,7 @@ def _game(game_id: str, title: str, players: range, dummy_seats: tuple[int, ...]
         id=game_id,
         title=title,
         players=players,
-        rules=(__doc__ or "") + ((dummy.__doc__ or "") if dummy_seats else ""),
+        rules=module_docstring(sys.modules[__name__]) + (module_docstring(dummy) if dummy_seats else ""),
         options=_OPTIONS,
         dummy_seats=dummy_seats,
         fixed_options={"variant": game_id},
