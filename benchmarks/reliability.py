@@ -139,12 +139,13 @@ def _check_replays(
     findings: Findings, matches: dict[int, tuple[Any, ...]], seats: dict[int, list[Any]], replays: Path
 ) -> None:
     from referee.engine import replay as engine
+
     files: dict[int, list[str]] = defaultdict(list)
     for path in replays.iterdir() if replays.is_dir() else []:
         found = REPLAY_NAME.match(path.name)
         if found:
             files[int(found.group(1))].append(path.name)
-        elif path.name != PROBE_NAME:
+        elif not path.name.startswith(PROBE_NAME):
             findings.doubled[-1].append(f"a file that is no replay: {path.name} (partial write?)")
     for match_id, names in files.items():
         row = matches.get(match_id)

@@ -244,6 +244,30 @@ def test_a_full_replay_disk_pauses_play_with_the_reason_until_there_is_room(
         mount.close()
 
 
+def _probe_failures(times: int) -> list[str]:
+    """What `times` fresh probes of the replay folder said when they failed, in this process."""
+    return [
+        health.reason
+        for health in (storage.replays_writable(fresh=True) for _ in range(times))
+        if not health.ok
+    ]
+
+
+def test_processes_sharing_a_replay_folder_never_take_each_others_probe_for_a_failure(
+    settings: Any, tmp_path: Path
+) -> None:
+    """A prefork worker's pool processes (and workers sharing the folder) probe it at the same
+    time; one removing another's probe file made that one report the folder unwritable and pause
+    its worker (seen in benchmarks/match_cost.py's workers)."""
+    import multiprocessing
+
+    settings.SEPTET_REPLAYS_DIR = tmp_path
+    with multiprocessing.get_context("fork").Pool(3) as pool:
+        failures = pool.map(_probe_failures, [150] * 3)
+    assert failures == [[], [], []]
+    assert list(tmp_path.iterdir()) == [], "a probe left a file behind"
+
+
 # The sweep and qualification ---------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ taking many matches, or a busy probe, costs one write per few seconds.
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ PROBE_BYTES = 256 * 1024
 """Larger than the replays of the longest games (tens of kilobytes gzipped)."""
 PROBE_CACHE_SECONDS = 2.0
 PROBE_NAME = ".septet-write-probe"
+"""The probe file's name, followed by the probing process's host and pid: processes sharing the
+folder (a prefork worker's pool, several workers) must never remove each other's probe."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,8 @@ def storage_failed(error: OSError) -> StorageHealth:
 def _probe(folder: Path) -> StorageHealth:
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        stored = replays.save_durably({"probe": "x" * PROBE_BYTES}, folder / PROBE_NAME)
+        probe = folder / f"{PROBE_NAME}-{socket.gethostname()}-{os.getpid()}"
+        stored = replays.save_durably({"probe": "x" * PROBE_BYTES}, probe)
         os.unlink(stored.path)
     except OSError as error:
         return StorageHealth(False, _reason(error))
