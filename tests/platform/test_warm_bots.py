@@ -96,3 +96,27 @@ def test_idle_processes_are_stopped_after_the_idle_time(django_user_model: Any, 
     pool.give_back(1, WarmBot(bot, {7}))
     assert pool.take(1, 8) is None, "idle longer than idle_seconds: stopped, not handed out"
     assert not bot.alive()
+
+
+def test_a_warm_process_keeps_the_referees_channel_for_its_life(
+    warm_pool: WarmHouseBots, django_user_model: Any
+) -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from referee.tools.grpc_player import GrpcPlayer
+
+    house = _versions(django_user_model.objects.create_user("house"), house=True)
+    services.match_play(match_id=match_with("oh-hell", house, seed=21).pk, worker="w")
+    clients = {version.pk: [warm.player for warm in warm_pool.idle(version.pk)] for version in house}
+    services.match_play(match_id=match_with("oh-hell", house, seed=22).pk, worker="w")
+    again = {version.pk: [warm.player for warm in warm_pool.idle(version.pk)] for version in house}
+
+    assert all(len(held) == 1 and isinstance(held[0], GrpcPlayer) for held in clients.values())
+    assert all(again[pk][0] is clients[pk][0] for pk in clients), "the next match reuses the same channel"
+    assert all(match.status == Match.Status.FINISHED for match in Match.objects.all())
+    channel = clients[house[0].pk][0]._channel  # type: ignore[union-attr]
+    request = health_pb2.HealthCheckRequest(service="")
+    assert health_pb2_grpc.HealthStub(channel).Check(request, timeout=5).status == 1  # SERVING
+    warm_pool.stop_all()
+    with pytest.raises(ValueError, match="closed channel"):  # closed with its process
+        health_pb2_grpc.HealthStub(channel).Check(request, timeout=5)

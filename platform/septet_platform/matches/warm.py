@@ -23,15 +23,26 @@ import time
 from dataclasses import dataclass, field
 
 from referee.tools.botfolder import RunningBot
+from referee.tools.grpc_player import GrpcPlayer
 
 
 @dataclass
 class WarmBot:
-    """A house bot's process and every seed it has played."""
+    """A house bot's process, every seed it has played, and the referee's channel to it."""
 
     bot: RunningBot
     seeds: set[int] = field(default_factory=set)
     idle_since: float = 0.0
+    player: GrpcPlayer | None = None
+    """The gRPC client of the process, kept for its whole life: a new channel per match cost a
+    connection and its HTTP/2 set-up on both sides, for every seat of every match. It holds no
+    state of a match (each call carries its own), so the next match starts clean."""
+
+    def stop(self) -> None:
+        """Closes the channel and stops the process."""
+        if self.player is not None:
+            self.player.close()
+        self.bot.stop()
 
 
 class WarmHouseBots:
@@ -54,7 +65,7 @@ class WarmHouseBots:
             if found is not None:
                 idle.remove(found)
         for warm in stale:
-            warm.bot.stop()
+            warm.stop()
         return found
 
     def give_back(self, version_id: int, warm: WarmBot) -> None:
@@ -66,14 +77,14 @@ class WarmHouseBots:
             if keep:
                 idle.append(warm)
         if not keep:
-            warm.bot.stop()
+            warm.stop()
 
     def stop_all(self) -> None:
         with self._lock:
             every = [warm for idle in self._idle.values() for warm in idle]
             self._idle.clear()
         for warm in every:
-            warm.bot.stop()
+            warm.stop()
 
     def idle(self, version_id: int) -> list[WarmBot]:
         """The version's idle processes now (a copy), for operations and tests."""
