@@ -15,7 +15,7 @@ random Oh Hell hands of one shape (4 players, 52 cards, 10 tricks) in OpenSpiel 
 decisions per second without and with each decision's information state (OpenSpiel's
 `information_state_string`, its cheaper form, against ours), and the full match loop of the
 first table (oh-hell, 4 players, replay recorded) of this tree against the tree of commit REV
-(default: the last commit before the engine was compiled) and against this tree's pure-Python
+(default: the commit before the engine was compiled) and against this tree's pure-Python
 build. OpenSpiel comes from the optional `bench` extra (`pip install -e '.[bench]'`); without it
 that part is skipped with one line. Goals (issue 19): >= 1.5x OpenSpiel on raw decisions,
 >= 2x with information states, and a full loop >= 1.5x REV's. CPU time of this process is
@@ -49,8 +49,8 @@ ROOT = _HERE.parent
 
 TARGET_GAME, TARGET_PLAYERS, TARGET_DECISIONS_PER_SECOND = "oh-hell", 4, 100_000
 
-BASELINE_COMMIT = "c2ee4c694f3f4f9c59c5f8547c990eaa52ff5a2c"
-"""The last commit before the engine was compiled and its hot paths rewritten (issue 19)."""
+BASELINE_COMMIT = "dd17550e7e97e4a2c612742bbb15c7e7db8e980f"
+"""The commit before the engine was compiled and its hot paths rewritten (issue 19)."""
 
 GOAL_RAW, GOAL_INFO, GOAL_LOOP = 1.5, 2.0, 1.5
 HAND_PLAYERS, HAND_TRICKS = 4, 10
@@ -281,8 +281,7 @@ def stopped_on_signals() -> Iterator[None]:
 
 
 def median_row(label: str, rates: list[float]) -> str:
-    spread = f"{min(rates):>10,.0f} .. {max(rates):,.0f}"
-    return f"  {label:<44}{statistics.median(rates):>12,.0f}/s   (min .. max {spread})"
+    return f"  {label:<44}{statistics.median(rates):>12,.0f}/s   (min {min(rates):,.0f}, max {max(rates):,.0f})"
 
 
 def verdict(name: str, ratio: float, goal: float) -> str:
