@@ -281,7 +281,8 @@ def stopped_on_signals() -> Iterator[None]:
 
 
 def median_row(label: str, rates: list[float]) -> str:
-    return f"  {label:<44}{statistics.median(rates):>12,.0f}/s   (min {min(rates):,.0f}, max {max(rates):,.0f})"
+    spread = f"(min {min(rates):,.0f}, max {max(rates):,.0f})"
+    return f"  {label:<44}{statistics.median(rates):>12,.0f}/s   {spread}"
 
 
 def verdict(name: str, ratio: float, goal: float) -> str:
