@@ -13,11 +13,20 @@ What the proto cannot say by itself, decided here:
 - Oh Hell! and 7Up7Down tricks carry their winner, computed from the plays and the trump (public
   facts), though the engine's information state does not store it.
 - `Forfeit.event_index` is a replay position that is not sent: a bot reads -1.
+
+On a `Play` stream (one per seat per match) a decision carries a delta of the seat's information
+state: the fields that changed since the stream's last request (`DecideRequest.changed`), and of
+the round's finished tricks (Black Sevens: finished hands) only those not carried yet after the
+`kept_tricks` it left out. The referee keeps a `SeatSent` per seat (which also encodes each finished
+trick once per match, for unary requests too); the bot side's `StreamState` merges each request back
+into the whole state, so `info_from_request` gives the same dataclass either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from referee.botkit.protocol import bot_pb2
@@ -144,6 +153,71 @@ def _shown(value: Any) -> str:
 # Decisions
 
 
+@dataclass(frozen=True)
+class _Wire:
+    """How one information state goes on the wire: each attribute in the proto field of the same
+    name, set through the constructor (`values`: None sends it as is, else a function (info, value)
+    -> the field's value) or, for repeated messages, added in place (`added`: (field, value) ->
+    None); and its round's finished tricks (`finished`: info -> the round, the tricks, and the
+    encoder of the i-th), in `finished_field`, which a stream sends once."""
+
+    values: dict[str, Callable[[Any, Any], Any] | None]
+    added: dict[str, Callable[[Any, Any], None]]
+    finished_field: str
+    finished: Callable[[Any], tuple[int, tuple[Any, ...], Callable[[int], Any]]]
+
+    attributes: tuple[str, ...] = field(init=False, default=())
+    """What a stream compares to find what changed (the finished tricks are followed apart)."""
+    read: Callable[[Any], tuple[Any, ...]] = field(init=False, default=tuple)
+    """info -> the values of `attributes`, in one call."""
+
+    def __post_init__(self) -> None:
+        attributes = (*self.values, *self.added)
+        object.__setattr__(self, "attributes", attributes)
+        object.__setattr__(self, "read", attrgetter(*attributes))
+
+
+class SeatSent:
+    """What one seat's requests carried in a match (the referee keeps one per seat): the last state
+    a `Play` stream's request gave, which the next one is a delta of, and the round's finished
+    tricks, each encoded once per match rather than once per request."""
+
+    __slots__ = ("encoded", "info", "round", "values")
+
+    def __init__(self) -> None:
+        self.info: Any = None
+        self.round: int | None = None
+        self.values: tuple[Any, ...] = ()
+        self.encoded: list[Any] = []
+
+    def tricks(
+        self, round_key: int, values: tuple[Any, ...], encode: Callable[[int], Any]
+    ) -> tuple[int, bool]:
+        """Brings the messages up to `values` (the round's finished tricks); returns how many of
+        them were carried already and whether the list changed since the last call."""
+        if values is self.values:
+            return len(values), False
+        kept = len(self.values)
+        if round_key != self.round or values[:kept] != self.values:
+            kept, self.round, self.encoded = 0, round_key, []
+        elif len(values) == kept:
+            self.values = values
+            return kept, False
+        self.encoded.extend(encode(index) for index in range(kept, len(values)))
+        self.values = values
+        return kept, True
+
+
+class StreamState:
+    """The bot side of a `Play` stream: the information state it carried so far, into which each
+    `decide` (its `changed` fields) is merged, so the bot sees whole states."""
+
+    __slots__ = ("message",)
+
+    def __init__(self) -> None:
+        self.message: Any = None
+
+
 def decide_request(
     *,
     match_id: str,
@@ -154,36 +228,202 @@ def decide_request(
     legal: tuple[Action, ...],
     decision_ms: int,
     bank_ms: int,
+    sent: SeatSent | None = None,
 ) -> bot_pb2.DecideRequest:
-    """One decision for a bot: the seat's information state, its legal actions, its time left."""
+    """One decision for a bot: the seat's whole information state, its legal actions, its time
+    left. With `sent` (the seat's, kept for the match) finished tricks are encoded once."""
+    fields, wire, names, finished = _decide_fields(
+        match_id, seat, game, kind, info, decision_ms, bank_ms, sent, delta=False
+    )
+    request = bot_pb2.DecideRequest(**fields)
+    _add_messages(request, game, wire, info, legal, names, finished)
+    return request
+
+
+def play_decide_request(
+    *,
+    match_id: str,
+    seat: int,
+    game: str,
+    kind: DecisionKind,
+    info: Any,
+    legal: tuple[Action, ...],
+    decision_ms: int,
+    bank_ms: int,
+    sent: SeatSent,
+) -> bot_pb2.PlayRequest:
+    """A decision on a `Play` stream: only the fields that changed since the stream's last request
+    (`changed`; all of them the first time), the finished tricks it did not carry yet after the
+    `kept_tricks` it did, built in place inside its PlayRequest."""
+    fields, wire, names, finished = _decide_fields(
+        match_id, seat, game, kind, info, decision_ms, bank_ms, sent, delta=True
+    )
+    play = bot_pb2.PlayRequest(decide=fields)
+    _add_messages(play.decide, game, wire, info, legal, names, finished)
+    return play
+
+
+def _decide_fields(
+    match_id: str,
+    seat: int,
+    game: str,
+    kind: DecisionKind,
+    info: Any,
+    decision_ms: int,
+    bank_ms: int,
+    sent: SeatSent | None,
+    *,
+    delta: bool,
+) -> tuple[dict[str, Any], _Wire, list[str] | None, list[Any]]:
+    """A DecideRequest's fields but its repeated messages (added in place after: building them
+    apart and copying them in costs twice as much), the attributes it sends (None: all), and the
+    finished tricks it carries."""
     field = _info_field(game)
     if not isinstance(info, _INFO_TYPE[field]):
         raise ProtocolError(f"{game} needs a {_INFO_TYPE[field].__name__}, not {type(info).__name__}")
     if kind not in KINDS:
         raise ProtocolError(f"a {kind} decision is never asked of a bot")
-    encoded = _ENCODERS[field](info)
-    return bot_pb2.DecideRequest(
-        match_id=match_id,
-        seat=seat,
-        game=game,
-        kind=KINDS[kind],
-        legal_actions=[action_to_proto(action) for action in legal],
-        decision_time_ms=decision_ms,
-        bank_time_ms=bank_ms,
-        **{field: encoded},
-    )
+    wire = _WIRES[field]
+    round_key, values, encode = wire.finished(info)
+    if sent is None:
+        kept, tricks_changed, encoded = 0, True, [encode(index) for index in range(len(values))]
+    else:
+        kept, tricks_changed = sent.tricks(round_key, values, encode)
+        encoded = sent.encoded
+    names: list[str] | None = None
+    if delta and sent is not None:
+        before, sent.info = sent.info, info
+        if before is not None:
+            names = [
+                name
+                for name, now, then in zip(wire.attributes, wire.read(info), wire.read(before), strict=True)
+                if now is not then and now != then
+            ]
+            if tricks_changed:
+                names.append(wire.finished_field)
+            names = names or None  # nothing changed: the whole state, as `changed` empty says
+    fields: dict[str, Any] = {
+        "match_id": match_id,
+        "seat": seat,
+        "game": game,
+        "kind": KINDS[kind],
+        "decision_time_ms": decision_ms,
+        "bank_time_ms": bank_ms,
+        field: _values(wire, info, names),
+    }
+    if names is None:
+        return fields, wire, None, encoded
+    fields["changed"] = names
+    if not tricks_changed:
+        return fields, wire, names, []
+    fields["kept_tricks"] = kept
+    return fields, wire, names, encoded[kept:]
 
 
-def info_from_request(request: bot_pb2.DecideRequest) -> InfoState:
-    """The engine's information state carried by a request (`BiddingInfo`, `oh7.InfoState`, ...)."""
+def _values(wire: _Wire, info: Any, names: list[str] | None) -> dict[str, Any]:
+    """The information state's fields set through the constructor: all, or those in `names`."""
+    values = wire.values
+    sent: dict[str, Any] = {}
+    for name in values if names is None else names:
+        if name in values:
+            how = values[name]
+            value = getattr(info, name)
+            sent[name] = value if how is None else how(info, value)
+    return sent
+
+
+def _add_messages(
+    request: bot_pb2.DecideRequest,
+    game: str,
+    wire: _Wire,
+    info: Any,
+    legal: tuple[Action, ...],
+    names: list[str] | None,
+    finished: list[Any],
+) -> None:
+    """The legal actions and the information state's repeated messages, added in place."""
+    add = request.legal_actions.add
+    for action in legal:
+        kind = type(action)
+        if kind is str:
+            add(card=action)
+        elif kind is int:
+            add(bid=action)
+        elif kind is bool:
+            add(reveal=action)
+        else:
+            request.legal_actions.append(action_to_proto(action))
+    message = getattr(request, INFO_FIELD[game])
+    for name, adder in wire.added.items():
+        if names is None or name in names:
+            adder(getattr(message, name), getattr(info, name))
+    if finished:
+        getattr(message, wire.finished_field).extend(finished)
+
+
+def info_from_request(request: bot_pb2.DecideRequest, state: StreamState | None = None) -> InfoState:
+    """The engine's information state carried by a request (`BiddingInfo`, `oh7.InfoState`, ...).
+
+    On a `Play` stream, `state` (the stream's) puts back what the request left out (the fields not
+    in `changed`, the first `kept_tricks` finished tricks) and keeps the result for the next one; a
+    unary request must be whole.
+    """
     which = request.WhichOneof("info_state")
     if which is None:
         raise ProtocolError(f"the {request.game or 'unnamed'} request holds no information state")
     expected = _info_field(request.game)
     if which != expected:
         raise ProtocolError(f"a {request.game} request carries `{expected}`, not `{which}`")
-    decoded: InfoState = _DECODERS[which](getattr(request, which))
+    message = getattr(request, which)
+    if state is not None:
+        message = _merged(state, which, request, message)
+    elif request.changed or request.kept_tricks:
+        raise ProtocolError("`changed` and `kept_tricks` are for a Play stream; a Decide request is whole")
+    wire = _WIRES[which]
+    finished = tuple(map(_FINISHED_ITEM[which], getattr(message, wire.finished_field)))
+    decoded: InfoState = _DECODERS[which](message, finished)
     return decoded
+
+
+def _merged(state: StreamState, which: str, request: bot_pb2.DecideRequest, message: Any) -> Any:
+    """The stream's state with this request's fields merged in (all of them: `changed` empty)."""
+    if not request.changed:
+        if request.kept_tricks:
+            raise ProtocolError("kept_tricks is set on a whole information state (`changed` empty)")
+        state.message = type(message)()
+        state.message.CopyFrom(message)
+        return state.message
+    merged = state.message
+    if type(merged) is not type(message):
+        raise ProtocolError("a delta (`changed` set) before any whole information state on this stream")
+    kinds = _FIELD_KINDS[which]
+    if request.kept_tricks and _WIRES[which].finished_field not in request.changed:
+        raise ProtocolError(f"kept_tricks is set but `{_WIRES[which].finished_field}` did not change")
+    for name in request.changed:
+        kind = kinds.get(name)
+        if kind is None:
+            raise ProtocolError(
+                f"`changed` names {name!r}, which is not a field of {message.DESCRIPTOR.name}"
+            )
+        if kind == "finished":
+            held, kept = getattr(merged, name), request.kept_tricks
+            if kept > len(held):
+                raise ProtocolError(f"kept_tricks is {kept}, but the stream carried {len(held)} before")
+            del held[kept:]
+            held.extend(getattr(message, name))
+        elif kind == "map":
+            held = getattr(merged, name)
+            held.clear()
+            held.update(getattr(message, name))
+        elif kind == "repeated":
+            held = getattr(merged, name)
+            del held[:]
+            held.extend(getattr(message, name))
+        elif kind == "optional" and not message.HasField(name):
+            merged.ClearField(name)
+        else:
+            setattr(merged, name, getattr(message, name))
+    return merged
 
 
 def _info_field(game: str) -> str:
@@ -206,6 +446,10 @@ def _options_to_proto(game: str, options: Iterable[tuple[str, Any]]) -> dict[str
     return sent
 
 
+def _options(info: Any, options: Iterable[tuple[str, Any]]) -> dict[str, int]:
+    return _options_to_proto(info.game, options)
+
+
 def _options_from_proto(game: str, options: Mapping[str, int]) -> tuple[tuple[str, Any], ...]:
     fixed = get_game(game).fixed_options if game in INFO_FIELD else {}
     return tuple(sorted({**options, **fixed}.items()))
@@ -215,39 +459,57 @@ def _plays(plays: Iterable[tuple[int, str]]) -> list[bot_pb2.Play]:
     return [bot_pb2.Play(seat=seat, card=card) for seat, card in plays]
 
 
+def _add_plays(field: Any, plays: Iterable[tuple[int, str]]) -> None:
+    add = field.add
+    for seat, card in plays:
+        add(seat=seat, card=card)
+
+
 def _plays_back(plays: Iterable[bot_pb2.Play]) -> tuple[tuple[int, str], ...]:
     return tuple((play.seat, play.card) for play in plays)
 
 
-def _card_lists(lists: Iterable[Iterable[str]]) -> list[bot_pb2.CardList]:
-    return [bot_pb2.CardList(cards=cards) for cards in lists]
+def _add_card_lists(field: Any, lists: Iterable[Iterable[str]]) -> None:
+    add = field.add
+    for cards in lists:
+        add(cards=cards)
 
 
 def _card_lists_back(lists: Iterable[bot_pb2.CardList]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(cards.cards) for cards in lists)
 
 
+def _optional(message: Any, name: str) -> Any:
+    """A proto3 `optional` scalar, or None when unset."""
+    return getattr(message, name) if message.HasField(name) else None
+
+
 # Oh 7? (oh7, oh7-advanced, oh7-duel)
 
 
-def _oh7_to_proto(info: Oh7Info) -> bot_pb2.Oh7InfoState:
+def _oh7_finished(info: Oh7Info) -> tuple[int, tuple[Any, ...], Callable[[int], Any]]:
     if len(info.tricks) != len(info.trick_winners):
         raise ProtocolError(f"{len(info.tricks)} tricks but {len(info.trick_winners)} trick winners")
-    return bot_pb2.Oh7InfoState(
-        game=info.game, seat=info.seat, num_players=info.num_players, num_seats=info.num_seats,
-        dummy=info.dummy, options=_options_to_proto(info.game, info.options), target=info.target,
-        scores=info.scores, bets_made=info.bets_made, round=info.round, redeals=info.redeals,
-        hand_size=info.hand_size, phase=str(info.phase), bet_cards=_card_lists(info.bet_cards),
-        attempt=info.attempt, bets=info.bets or (), revealer=info.revealer,
-        first_leader=info.first_leader, trump=info.trump, dummy_up=info.dummy_up,
-        leader=info.leader, lead_suit=info.lead_suit, trick=_plays(info.trick),
-        tricks=[bot_pb2.Trick(plays=_plays(trick), winner=winner)
-                for trick, winner in zip(info.tricks, info.trick_winners, strict=True)],
-        tricks_won=info.tricks_won, hand=info.hand,
-    )  # fmt: skip
+    tricks, winners = info.tricks, info.trick_winners
+    return info.round, tricks, lambda i: bot_pb2.Trick(plays=_plays(tricks[i]), winner=winners[i])
 
 
-def _oh7_from_proto(message: bot_pb2.Oh7InfoState) -> Oh7Info:
+_OH7 = _Wire(
+    values={
+        "game": None, "seat": None, "num_players": None, "num_seats": None, "dummy": None,
+        "options": _options, "target": None, "scores": None, "bets_made": None, "round": None,
+        "redeals": None, "hand_size": None, "phase": lambda info, phase: str(phase), "attempt": None,
+        "bets": lambda info, bets: bets or (), "revealer": None, "first_leader": None, "trump": None,
+        "dummy_up": None, "leader": None, "lead_suit": None, "tricks_won": None, "hand": None,
+    },
+    added={"bet_cards": _add_card_lists, "trick": _add_plays},
+    finished_field="tricks",
+    finished=_oh7_finished,
+)  # fmt: skip
+"""The trick winners travel in the finished tricks (`Trick.winner`)."""
+
+
+def _oh7_from_proto(message: bot_pb2.Oh7InfoState, finished: tuple[Any, ...]) -> Oh7Info:
     try:
         phase = oh7_game.Phase(message.phase)
     except ValueError:
@@ -259,29 +521,25 @@ def _oh7_from_proto(message: bot_pb2.Oh7InfoState) -> Oh7Info:
         _card_lists_back(message.bet_cards), message.attempt, tuple(message.bets) or None,
         _optional(message, "revealer"), _optional(message, "first_leader"), _optional(message, "trump"),
         tuple(message.dummy_up), _optional(message, "leader"), _optional(message, "lead_suit"),
-        _plays_back(message.trick), tuple(_plays_back(trick.plays) for trick in message.tricks),
-        tuple(trick.winner for trick in message.tricks), tuple(message.tricks_won), tuple(message.hand),
+        _plays_back(message.trick), tuple(plays for plays, _ in finished),
+        tuple(winner for _, winner in finished), tuple(message.tricks_won), tuple(message.hand),
     )  # fmt: skip
-
-
-def _optional(message: Any, name: str) -> Any:
-    """A proto3 `optional` scalar, or None when unset."""
-    return getattr(message, name) if message.HasField(name) else None
 
 
 # Oh Hell! and 7Up7Down
 
 
-def _bidding_to_proto(info: BiddingInfo) -> bot_pb2.BiddingInfoState:
-    tricks = [bot_pb2.Trick(plays=_plays(trick), winner=_winner(trick, info.trump)) for trick in info.tricks]
-    return bot_pb2.BiddingInfoState(
-        game=info.game, seat=info.seat, num_players=info.num_players,
-        options=_options_to_proto(info.game, info.options), scores=info.scores, round=info.round,
-        rounds=info.rounds, hand_size=info.hand_size, dealer=info.dealer, trump_card=info.trump_card,
-        trump=info.trump, hand=info.hand, visible_cards=_plays(info.visible_cards),
-        bids=[NOT_YET if bid is None else bid for bid in info.bids], leader=info.leader,
-        trick=_plays(info.trick), tricks=tricks, tricks_won=info.tricks_won,
-    )  # fmt: skip
+def _bidding_finished(info: BiddingInfo) -> tuple[int, tuple[Any, ...], Callable[[int], Any]]:
+    tricks, trump = info.tricks, info.trump
+    return (
+        info.round,
+        tricks,
+        lambda i: bot_pb2.Trick(plays=_plays(tricks[i]), winner=_winner(tricks[i], trump)),
+    )
+
+
+def _bids(info: BiddingInfo, bids: tuple[int | None, ...]) -> list[int]:
+    return [NOT_YET if bid is None else bid for bid in bids]
 
 
 def _winner(trick: tuple[tuple[int, str], ...], trump: str) -> int:
@@ -289,7 +547,20 @@ def _winner(trick: tuple[tuple[int, str], ...], trump: str) -> int:
     return trick[trick_winner([card for _, card in trick], trump)][0]
 
 
-def _bidding_from_proto(message: bot_pb2.BiddingInfoState) -> BiddingInfo:
+_BIDDING = _Wire(
+    values={
+        "game": None, "seat": None, "num_players": None, "options": _options, "scores": None,
+        "round": None, "rounds": None, "hand_size": None, "dealer": None, "trump_card": None,
+        "trump": None, "hand": None, "bids": _bids, "leader": None, "tricks_won": None,
+    },
+    added={"visible_cards": _add_plays, "trick": _add_plays},
+    finished_field="tricks",
+    finished=_bidding_finished,
+)  # fmt: skip
+"""Oh Hell! and 7Up7Down tricks carry their winner, computed from the plays and the trump."""
+
+
+def _bidding_from_proto(message: bot_pb2.BiddingInfoState, finished: tuple[Any, ...]) -> BiddingInfo:
     if any(bid < NOT_YET for bid in message.bids):
         raise ProtocolError(f"bids must be -1 (not yet) or a number of tricks, got {list(message.bids)}")
     return BiddingInfo(
@@ -298,8 +569,7 @@ def _bidding_from_proto(message: bot_pb2.BiddingInfoState) -> BiddingInfo:
         message.rounds, message.hand_size, message.dealer, message.trump_card, message.trump,
         tuple(message.hand), _plays_back(message.visible_cards),
         tuple(None if bid == NOT_YET else bid for bid in message.bids), message.leader,
-        _plays_back(message.trick), tuple(_plays_back(trick.plays) for trick in message.tricks),
-        tuple(message.tricks_won),
+        _plays_back(message.trick), finished, tuple(message.tricks_won),
     )  # fmt: skip
 
 
@@ -310,44 +580,87 @@ def _set_plays(plays: Iterable[tuple[int, tuple[str, ...]]]) -> list[bot_pb2.Set
     return [bot_pb2.SetPlay(seat=seat, cards=cards) for seat, cards in plays]
 
 
+def _add_set_plays(field: Any, plays: Iterable[tuple[int, tuple[str, ...]]]) -> None:
+    add = field.add
+    for seat, cards in plays:
+        add(seat=seat, cards=cards)
+
+
 def _set_plays_back(plays: Iterable[bot_pb2.SetPlay]) -> tuple[tuple[int, tuple[str, ...]], ...]:
     return tuple((play.seat, tuple(play.cards)) for play in plays)
 
 
-def _black_sevens_to_proto(info: BlackSevensInfo) -> bot_pb2.BlackSevensInfoState:
-    return bot_pb2.BlackSevensInfoState(
-        game=info.game, seat=info.seat, num_players=info.num_players,
-        options=_options_to_proto(info.game, info.options), scores=info.scores,
-        table=_card_lists(info.table), round_index=info.round_index, round_leader=info.round_leader,
-        history=[bot_pb2.BlackSevensHand(winner=winner, plays=_set_plays(plays))
-                 for winner, plays in info.history],
-        hands_won=info.hands_won, played=_card_lists(info.played), leader=info.leader,
-        hand_size=info.hand_size, set_size=info.set_size, standing=info.standing,
-        standing_seat=info.standing_seat, plays=_set_plays(info.plays), hand=info.hand,
-    )  # fmt: skip
+def _black_sevens_finished(info: BlackSevensInfo) -> tuple[int, tuple[Any, ...], Callable[[int], Any]]:
+    history = info.history
+    return (
+        info.round_index,
+        history,
+        lambda i: bot_pb2.BlackSevensHand(winner=history[i][0], plays=_set_plays(history[i][1])),
+    )
 
 
-def _black_sevens_from_proto(message: bot_pb2.BlackSevensInfoState) -> BlackSevensInfo:
+_BLACK_SEVENS = _Wire(
+    values={
+        "game": None, "seat": None, "num_players": None, "options": _options, "scores": None,
+        "round_index": None, "round_leader": None, "hands_won": None, "leader": None,
+        "hand_size": None, "set_size": None, "standing": None, "standing_seat": None, "hand": None,
+    },
+    added={"table": _add_card_lists, "played": _add_card_lists, "plays": _add_set_plays},
+    finished_field="history",
+    finished=_black_sevens_finished,
+)  # fmt: skip
+
+
+def _black_sevens_from_proto(
+    message: bot_pb2.BlackSevensInfoState, finished: tuple[Any, ...]
+) -> BlackSevensInfo:
     return BlackSevensInfo(
         message.game, message.seat, message.num_players,
         _options_from_proto(message.game, message.options), tuple(message.scores),
         _card_lists_back(message.table), message.round_index, _optional(message, "round_leader"),
-        tuple((hand.winner, _set_plays_back(hand.plays)) for hand in message.history),
-        tuple(message.hands_won), _card_lists_back(message.played), message.leader,
+        finished, tuple(message.hands_won), _card_lists_back(message.played), message.leader,
         message.hand_size, message.set_size, tuple(message.standing),
         _optional(message, "standing_seat"), _set_plays_back(message.plays), tuple(message.hand),
     )  # fmt: skip
 
 
-_ENCODERS: dict[str, Any] = {
-    "oh7": _oh7_to_proto,
-    "bidding": _bidding_to_proto,
-    "black_sevens": _black_sevens_to_proto,
-}
+_WIRES = {"oh7": _OH7, "bidding": _BIDDING, "black_sevens": _BLACK_SEVENS}
+"""Info field -> how its information state goes on the wire."""
 _DECODERS: dict[str, Any] = {
     "oh7": _oh7_from_proto,
     "bidding": _bidding_from_proto,
     "black_sevens": _black_sevens_from_proto,
+}
+"""Info field -> (message, its finished tricks as `_FINISHED_ITEM`s -> the engine's state)."""
+_FINISHED_ITEM: dict[str, Callable[[Any], Any]] = {
+    "oh7": lambda trick: (_plays_back(trick.plays), trick.winner),
+    "bidding": lambda trick: _plays_back(trick.plays),
+    "black_sevens": lambda hand: (hand.winner, _set_plays_back(hand.plays)),
+}
+"""Info field -> one finished trick (hand) message as its decoder takes it."""
+
+
+def _field_kinds(message_type: Any, finished_field: str) -> dict[str, str]:
+    """How a stream merges each field of an information state (`_merged`)."""
+    kinds = {}
+    for name, field in message_type.DESCRIPTOR.fields_by_name.items():
+        if name == finished_field:
+            kinds[name] = "finished"
+        elif field.is_repeated:
+            map_entry = field.message_type is not None and field.message_type.GetOptions().map_entry
+            kinds[name] = "map" if map_entry else "repeated"
+        else:
+            kinds[name] = "optional" if field.has_presence else "scalar"
+    return kinds
+
+
+_FIELD_KINDS = {
+    which: _field_kinds(message_type, _WIRES[which].finished_field)
+    for which, message_type in (
+        ("oh7", bot_pb2.Oh7InfoState),
+        ("bidding", bot_pb2.BiddingInfoState),
+        ("black_sevens", bot_pb2.BlackSevensInfoState),
+    )
 }
 
 
