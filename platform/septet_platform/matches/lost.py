@@ -10,9 +10,11 @@ With the Redis transport (the embedded broker and REDIS_URL), messages wait in a
 and priority, and a delivered message sits in the `unacked` hash, with its delivery time in the
 `unacked_index` sorted set, until it is acknowledged (late acks: after the task ran). A held
 message whose match is still SCHEDULED after HELD_LIMIT is counted as lost: a live worker starts a
-delivered match within seconds (prefetch 1, countdowns of 10 s at most), while a worker killed
-with -9 leaves its messages in `unacked` until Celery's visibility timeout (600 s) restores them.
-A duplicate that follows is harmless: only one claim of a match succeeds.
+delivered match within one match's time (it prefetches one match per pool process, which waits
+for the match that process is playing; countdowns are 10 s at most), while a worker killed with
+-9 leaves its messages in `unacked` until Celery's visibility timeout (600 s) restores them. A
+duplicate that follows (a live worker's prefetched match waiting behind a match longer than
+HELD_LIMIT) is harmless: only one claim of a match succeeds.
 
 Other transports cannot be read this way: `match_ids_in_broker` returns None, and the caller falls
 back to waiting time (FALLBACK_STALE).
@@ -35,7 +37,8 @@ LOST_GRACE = timedelta(seconds=15)
 """A match made or put back this recently is not judged: its message may still be on its way
 (sent after the transaction commits)."""
 HELD_LIMIT = timedelta(seconds=30)
-"""A message held this long by a worker without its match being claimed: that worker is dead."""
+"""A message held this long by a worker without its match being claimed: that worker is dead (or
+its prefetched match waits behind a longer one, and a duplicate does no harm)."""
 FALLBACK_STALE = timedelta(minutes=10)
 """Without a readable broker: how long a match may wait before it is queued again anyway."""
 MATCH_TASKS = frozenset({"septet.match_run", "septet.tournament_match_run"})

@@ -140,7 +140,10 @@ CELERY_TASK_ACKS_LATE = True
 # requests (septet_platform/celery.py), and closed outright every this many tasks.
 CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Each pool process's next match waits in its worker while the current one plays (taken from the
+# broker, not claimed): a freed process starts at once instead of asking the broker first. A worker
+# killed holding it loses nothing: docs/operations.md, "Prefetch".
+CELERY_WORKER_PREFETCH_MULTIPLIER = 2
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING below (JSON in production)
 CELERY_TASK_SERIALIZER = "json"
