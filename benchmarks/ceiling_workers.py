@@ -67,6 +67,9 @@ class Done:
     claim: float
     record: float
     rate: float
+    claim_cpu: float  # CPU seconds of the database thread in each phase
+    record_cpu: float
+    rate_cpu: float
 
 
 @dataclass
@@ -180,18 +183,25 @@ def claim(match_id: int, worker: str, outcomes: Outcomes) -> tuple[int, Any] | N
     return attempt, outcomes.get(match.ladder.game, len(seats), match.seed)
 
 
-def record_and_rate(match_id: int, attempt: int, outcome: Any, writer: str) -> tuple[bool, float, float]:
-    """As match_play after the referee: the record, then the ratings; (recorded, seconds of each)."""
+def record_and_rate(
+    match_id: int, attempt: int, outcome: Any, writer: str
+) -> tuple[bool, tuple[float, float], tuple[float, float]]:
+    """As match_play after the referee: the record, then the ratings; (recorded, and the wall and
+    CPU seconds of each)."""
     from septet_platform.matches import services
     from septet_platform.matches.models import Match
 
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.thread_time()
     recorded = services.match_record(match_id=match_id, attempt=attempt, outcome=outcome, logs={})
-    recorded_at = time.perf_counter()
+    recorded_at, recorded_cpu = time.perf_counter(), time.thread_time()
     if recorded:
         apply = per_match_ratings_apply if writer == "per-match" else _batched_ratings_apply()
         apply(match=Match.objects.get(pk=match_id))
-    return recorded, recorded_at - started, time.perf_counter() - recorded_at
+    return (
+        recorded,
+        (recorded_at - started, recorded_cpu - started_cpu),
+        (time.perf_counter() - recorded_at, time.thread_time() - recorded_cpu),
+    )
 
 
 def _batched_ratings_apply() -> Callable[..., Any]:
@@ -250,14 +260,16 @@ class _SimulatedWorker:
 
     async def _match(self, name: str, message: Any, waited: float) -> None:
         match_id = int(message.payload[0][0])
-        (claimed, claim_wait, claim_seconds) = await self._on_database(claim, match_id, name, self.outcomes)
+        claimed, claim_wait, claim_seconds, claim_cpu = await self._on_database(
+            claim, match_id, name, self.outcomes
+        )
         if claimed is None:
             self.report.not_claimed += 1
             return
         attempt, outcome = claimed
         jitter = self.config.jitter
         await asyncio.sleep(self.config.match_seconds * random.uniform(1 - jitter, 1 + jitter))
-        (recorded, record_seconds, rate_seconds), record_wait, _ = await self._on_database(
+        (recorded, record, rate), record_wait, _, _ = await self._on_database(
             record_and_rate, match_id, attempt, outcome, self.config.writer
         )
         if recorded:
@@ -269,20 +281,28 @@ class _SimulatedWorker:
                     waited,
                     claim_wait + record_wait,
                     claim_seconds,
-                    record_seconds,
-                    rate_seconds,
+                    record[0],
+                    rate[0],
+                    claim_cpu,
+                    record[1],
+                    rate[1],
                 )
             )
 
-    async def _on_database(self, function: Callable[..., T], *args: Any) -> tuple[T, float, float]:
+    async def _on_database(self, function: Callable[..., T], *args: Any) -> tuple[T, float, float, float]:
         """`function(*args)` on a database thread: (its result, seconds waiting for a free thread,
-        seconds it ran)."""
+        seconds it ran, CPU seconds of the thread meanwhile)."""
         submitted = time.perf_counter()
 
-        def timed() -> tuple[T, float, float]:
-            started = time.perf_counter()
+        def timed() -> tuple[T, float, float, float]:
+            started, started_cpu = time.perf_counter(), time.thread_time()
             result = function(*args)
-            return result, started - submitted, time.perf_counter() - started
+            return (
+                result,
+                started - submitted,
+                time.perf_counter() - started,
+                time.thread_time() - started_cpu,
+            )
 
         return await asyncio.get_running_loop().run_in_executor(self.database, timed)
 

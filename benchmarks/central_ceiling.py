@@ -105,6 +105,7 @@ class Step:
     slot_idle: float = 0.0  # share of the slots' time spent waiting for a message
     pool_wait_ms: float = 0.0  # per match, waiting for a database thread
     phase_ms: dict[str, float] = field(default_factory=dict)  # per match
+    phase_cpu_ms: dict[str, float] = field(default_factory=dict)  # per match, the database thread's CPU
     batches: int = 0
     batched_matches: int = 0
     writer_busy: float = 0.0  # the busiest ladder: share of the window its lock was held by the writer
@@ -612,6 +613,9 @@ def _summarise(
         step.pool_wait_ms = 1000 * statistics.fmean(done.pool_wait for done in inside)
         for phase in ("claim", "record", "rate"):
             step.phase_ms[phase] = 1000 * statistics.fmean(getattr(done, phase) for done in inside)
+            step.phase_cpu_ms[phase] = 1000 * statistics.fmean(
+                getattr(done, f"{phase}_cpu") for done in inside
+            )
         waiting = sum(done.waited_for_message for done in inside)
         step.slot_idle = waiting / (workers * step.seconds)
     held: defaultdict[int, float] = defaultdict(float)
@@ -645,11 +649,13 @@ def _print_step(step: Step, steps: list[Step]) -> None:
         f"{database.get('commits', 0) / max(step.rated, 1):.1f} commits/match; backends (mean): {waits}",
         flush=True,
     )
-    phases = ", ".join(f"{phase} {ms:.1f}" for phase, ms in step.phase_ms.items())
+    phases = ", ".join(
+        f"{phase} {ms:.1f}/{step.phase_cpu_ms[phase]:.1f}" for phase, ms in step.phase_ms.items()
+    )
     mean_batch = step.batched_matches / step.batches if step.batches else 0.0
     print(
-        f"      per match ms: {phases}, waiting for a db thread {step.pool_wait_ms:.1f}; slots idle for "
-        f"a message {step.slot_idle:.0%}; queue empty {step.queue_empty:.0%} of samples "
+        f"      per match ms (wall/CPU): {phases}, waiting for a db thread {step.pool_wait_ms:.1f}; "
+        f"slots idle for a message {step.slot_idle:.0%}; queue empty {step.queue_empty:.0%} of samples "
         f"(mean {step.queue_depth:.0f} waiting); rating batches {step.batches} of {mean_batch:.1f} matches, "
         f"lock held {step.held_ms:.1f} ms each, busiest ladder's writer busy {step.writer_busy:.0%}",
         flush=True,

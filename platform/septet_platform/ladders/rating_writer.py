@@ -169,16 +169,17 @@ def ratings_apply(*, match: Match) -> list[RatingChange]:
 
     A two-seat match of a duplicate set is rated with its set (SETS_RATED_ONCE_AT): by the batch
     that finds no rotation left to play, on the last finished rotation; [] for the others."""
-    current = Match.objects.only(*_MATCH_FIELDS).get(pk=match.pk)
-    if current.ratings_applied or not current.rated:
+    if match.ratings_applied or not match.rated:  # neither is ever undone: `match` may be a copy
         return []
-    if current.status in _WAITING:
-        raise RatingError(f"match {current.pk} is {current.status}, not finished: nothing to rate yet")
-    batch = _apply_waiting(current.ladder_id, requested=current.pk)
+    if match.status in _WAITING:  # unless this copy is older than the match's record
+        current = Match.objects.only(*_MATCH_FIELDS).get(pk=match.pk)
+        if current.status in _WAITING:
+            raise RatingError(f"match {match.pk} is {current.status}, not finished: nothing to rate yet")
+    batch = _apply_waiting(match.ladder_id, requested=match.pk)  # reads the match again, locked
     if batch is None:
         return []
-    match.ratings_applied = match.ratings_applied or current.pk in batch.applied
-    return batch.changes.get(current.pk, [])
+    match.ratings_applied = match.pk in batch.applied
+    return batch.changes.get(match.pk, [])
 
 
 def ratings_apply_waiting(*, ladder: Ladder) -> int:
