@@ -103,7 +103,7 @@ def test_a_new_result_shows_on_the_bot_and_ladder_pages_once_the_pages_time_is_u
     time.sleep(max(0.0, 1.02 - (time.monotonic() - kept_by)))
     fresh = client.get("/bots/alpha/")
     assert f"#{new.pk}<" in _text(fresh)
-    assert fresh.context["profile"].results.object_list[0].seat.match_id == new.pk
+    assert fresh.context["profile"].results.object_list[0].match_id == new.pk
     ladder = {row.bot: row.games for row in client.get("/ladders/oh-hell/").context["page"].object_list}
     assert ladder["alpha"] == {row.bot: row.games for row in games_before}["alpha"] + 1
 

@@ -82,7 +82,7 @@ def test_bot_page_shows_versions_rating_chart_and_recent_matches(client: Client,
     assert "v1" in page and "v2" in page and "Failed" in page
     assert '<svg class="chart"' in page and "<polyline" in page
     profile = response.context["profile"]
-    assert [row.seat.match_id for row in profile.results] == [site.forfeited.pk, site.match.pk]
+    assert [row.match_id for row in profile.results] == [site.forfeited.pk, site.match.pk]
     assert [seat.match_id for seat in profile.waiting] == [site.running.pk]
     assert profile.ratings[0].chart is not None and profile.ratings[0].chart.points == 2
 
@@ -230,7 +230,7 @@ def test_results_of_a_busy_bot_come_twenty_a_page(client: Client, site: Site) ->
     response = client.get("/bots/beta/")
     profile = response.context["profile"]
     assert len(profile.results.object_list) == 20 and profile.results.has_next()
-    assert profile.results.object_list[0].seat.match_id == Match.objects.order_by("-id").first().pk
+    assert profile.results.object_list[0].match_id == Match.objects.order_by("-id").first().pk
     assert 'href="?status=finished&amp;page=2#matches">older</a>' in _text(response)
     older = client.get("/bots/beta/?page=2").context["profile"].results
     assert len(older.object_list) == 3 and not older.has_next() and older.has_previous()  # 23 in all

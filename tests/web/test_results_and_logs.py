@@ -42,19 +42,19 @@ def test_finished_matches_come_first_with_rank_score_rating_change_and_replay_wa
     response = client.get("/bots/alpha/")
     profile = response.context["profile"]
     page = _text(response)
-    assert [row.seat.match_id for row in profile.results] == [site.forfeited.pk, site.match.pk]
+    assert [row.match_id for row in profile.results] == [site.forfeited.pk, site.match.pk]
     first = profile.results.object_list[1]
-    assert first.players == 3 and first.seat.rank is not None and first.replay
+    assert first.players == 3 and first.rank is not None and first.replay
     assert first.rating_change is not None and first.rating_change != 0
-    assert f"{first.seat.rank} of 3" in page and f"{first.rating_change:+d}" in page
+    assert f"{first.rank} of 3" in page and f"{first.rating_change:+d}" in page
     assert f'href="/matches/{site.match.pk}/#replay"' in page
     assert profile.waiting_count == 26 and len(profile.waiting) == 10  # 25 queued and the running one
     assert 'href="?status=waiting#matches"' in page and "queued or running (26)" in page
     waiting = client.get("/bots/alpha/?status=waiting").context["profile"]
     assert waiting.status == "waiting" and len(waiting.results) == 20 and waiting.results.has_next()
-    assert waiting.results.object_list[0].seat.match_id == queued[-1].pk
+    assert waiting.results.object_list[0].match_id == queued[-1].pk
     second = client.get("/bots/alpha/?status=waiting&page=2").context["profile"]
-    assert [row.seat.match_id for row in second.results] == [
+    assert [row.match_id for row in second.results] == [
         queued[4].pk,
         *[m.pk for m in queued[3::-1]],
         site.running.pk,

@@ -9,7 +9,7 @@ from web_data import Site, match_play_recorded
 
 from referee.tools.stats import mean_interval
 from septet_platform.matches.models import Match
-from septet_platform.web.selectors import DuplicateSet, duplicate_summary, rank_interval_clipped
+from septet_platform.web.bot_page import DuplicateSet, duplicate_summary, rank_interval_clipped
 
 
 def _set(mean_rank: float, players: int = 3) -> DuplicateSet:

@@ -5,10 +5,7 @@ and takes a bot's "last match" from its rating's `updated` time: every rated mat
 rating (`ratings_apply`) and nothing else does, so it is when the bot's last rated match was
 recorded, without an aggregate over the ladder's matches.
 
-A bot's duplicate results: the ladder plays each seed in every seat rotation (a duplicate set),
-so a bot's mean rank over one whole set is nearly free of the luck of the deal; the bot page lists
-its recent complete sets and, per game and table size, the mean of those set means with a 95%
-interval.
+The bot page's reads are in `web.bot_page`.
 """
 
 from __future__ import annotations
@@ -17,20 +14,19 @@ import contextlib
 import hashlib
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
-from django.db import models
+from django.db import connection
 from django.db.models import QuerySet
 
 from referee.engine import replay as replays
-from referee.tools.stats import MeanInterval, mean_interval
 from septet_platform.arena_api.selectors import (
     OVER,
     UNPUBLISHED,
@@ -39,38 +35,23 @@ from septet_platform.arena_api.selectors import (
     OwnSeatLog,
     ReplayUnpublished,
     Viewer,
-    match_is_published,
     match_replay_path,
     owned_seats,
-    published_match_ids,
-    published_replay_path,
-    rating_changes,
     replay_for_viewer,
     seat_logs_for_viewer,
 )
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders import ratings
-from septet_platform.ladders.models import Ladder, Rating, RatingChange
+from septet_platform.ladders.models import Ladder, Rating
 from septet_platform.ladders.selectors import Standing
 from septet_platform.matches.models import Match, Seat
-from septet_platform.web.charts import Chart, rating_chart
+from septet_platform.tournaments.models import Tournament
+from septet_platform.web import sql
 from septet_platform.web.page_cache import page_seconds
+from septet_platform.web.paging import MATCHES_PER_PAGE, match_filter
 from septet_platform.web.replay_facts import RoundRow, stored_replay
 
 LADDER_PAGE_SIZE = 50
-RECENT_MATCHES = 20
-MATCHES_PER_PAGE = 20
-"""A bot page's (and the match list's) matches are shown this many a page."""
-MAX_PAGE = 10_000
-"""The deepest page of a bot's matches the site pages to (200,000 matches)."""
-WAITING_SHOWN = 10
-"""Beside its results, a bot page lists this many of its queued or running matches."""
-MATCH_FILTERS = ("finished", "waiting")
-"""The `status` filter of the bot page and the match list: matches that are over (the default,
-results first) or those queued or being played."""
-RECENT_DUPLICATE_SETS = 10
-CHART_POINTS = 200
-"""The rating-history chart shows a ladder's last this many rating changes of a bot."""
 
 ARENA_PORT = 50051
 """The Arena's port under `septet up` (its `--arena` default): the site's guess of where the Arena
@@ -120,18 +101,33 @@ def ladder_page(*, ladder: Ladder, sort: str = "rank", page: str | int = 1) -> t
     used. Ranks are the ladder's (by rating) whatever the sort. Every bot is ranked and sorted
     from plain rows; only the page's rows become Standings."""
     sort = sort if sort in LADDER_SORTS else "rank"
-    key, descending = LADDER_SORTS[sort]
     # Kept rows carry their times (read once for every view meanwhile); else read only the page's.
-    with_times = key == "last_match" or page_seconds() > 0
-    rows = sorted(
-        _ranked_rows_kept(ladder, with_times=with_times),
-        key=lambda row: _sortable(getattr(row, key)),
-        reverse=descending,
-    )
+    with_times = LADDER_SORTS[sort][0] == "last_match" or page_seconds() > 0
+    rows = _sorted_rows_kept(ladder, sort, with_times=with_times)
     shown = Paginator(rows, LADDER_PAGE_SIZE).get_page(page)
     times = None if with_times else _rating_times(ladder, [row.bot_version_id for row in shown.object_list])
     shown.object_list = [_standing(row, times) for row in shown.object_list]
     return shown, sort
+
+
+def _sorted(rows: list[_Row], sort: str) -> list[_Row]:
+    key, descending = LADDER_SORTS[sort]
+    if key == "rank":  # the rows are ranked already
+        return rows[::-1] if descending else rows
+    return sorted(rows, key=lambda row: _sortable(getattr(row, key)), reverse=descending)
+
+
+_LADDER_FIELDS, _LADDER_COLUMNS = sql.columns(Ladder)
+_LADDER_SQL = f"SELECT {_LADDER_COLUMNS} FROM {sql.table(Ladder)} WHERE game = %s"
+
+
+def ladder_named(game: str) -> Ladder:
+    """The ladder of `game` (as `arena_api.selectors.ladder_get`, read in plain SQL: the ladder
+    page's every view asks); Ladder.DoesNotExist saying so."""
+    found = sql.fetch(_LADDER_SQL, [game])
+    if not found:
+        raise Ladder.DoesNotExist(f"no ladder for game {game!r}")
+    return Ladder.from_db(connection.alias, _LADDER_FIELDS, found[0])
 
 
 def _rating_times(ladder: Ladder, version_ids: list[int]) -> dict[int, datetime]:
@@ -160,27 +156,40 @@ def _sortable(value: Any) -> Any:
     return (value is not None, value if value is not None else 0)
 
 
+@dataclass
+class _KeptRanking:
+    """A ladder's ranked rows as read at `read` (monotonic seconds), and their sorted orders."""
+
+    read: float
+    rows: list[_Row]
+    orders: dict[str, list[_Row]] = field(default_factory=dict)
+
+
 _rows_lock = threading.Lock()
-_rows_kept: dict[tuple[int, bool], tuple[float, list[_Row]]] = {}
+_rows_kept: dict[tuple[int, bool], _KeptRanking] = {}
 
 
-def _ranked_rows_kept(ladder: Ladder, *, with_times: bool) -> list[_Row]:
-    """`_ranked_rows`, read at most once per SEPTET_PAGE_CACHE_SECONDS per process: ranking every
-    bot of a ladder was most of a ladder page's work, and its 20 pages and 10 orders share it.
-    The page itself is not kept (page_cache), so it is never older than that."""
+def _sorted_rows_kept(ladder: Ladder, sort: str, *, with_times: bool) -> list[_Row]:
+    """`ladder`'s rows ranked (`_ranked_rows`) and sorted by `sort`, read and sorted at most once
+    per SEPTET_PAGE_CACHE_SECONDS per process: ranking every bot of a ladder was most of a ladder
+    page's work, and its 20 pages and 10 orders share it. The page itself is not kept
+    (page_cache), so it is never older than that."""
     seconds = page_seconds()
     if seconds <= 0:
-        return _ranked_rows(ladder, with_times=with_times)
+        return _sorted(_ranked_rows(ladder, with_times=with_times), sort)
     key = (ladder.pk, with_times)
     now = time.monotonic()
     with _rows_lock:
         kept = _rows_kept.get(key)
-    if kept is not None and now - kept[0] < seconds:
-        return kept[1]
-    rows = _ranked_rows(ladder, with_times=with_times)
+        if kept is not None and now - kept.read < seconds and sort in kept.orders:
+            return kept.orders[sort]
+    if kept is None or now - kept.read >= seconds:
+        kept = _KeptRanking(now, _ranked_rows(ladder, with_times=with_times))
+    ordered = _sorted(kept.rows, sort)
     with _rows_lock:
-        _rows_kept[key] = (now, rows)
-    return rows
+        kept.orders[sort] = ordered
+        _rows_kept[key] = kept
+    return ordered
 
 
 def ladder_rows_forget() -> None:
@@ -227,306 +236,51 @@ def _standing(row: _Row, times: dict[int, datetime] | None) -> Standing:
     )
 
 
-@dataclass(frozen=True)
-class LadderRating:
-    """A bot version's current rating on one ladder, with its history as a chart."""
+class SeatShown(NamedTuple):
+    """One seat of a match as its page shows it: the bot, its version and owner, and how it went."""
 
-    game: str
+    seat: int
+    bot: str
     version: int
-    rating: int
-    low: int
-    high: int
-    games: int
-    chart: Chart | None
+    owner: str
+    rank: int | None
+    score: int | None
+    forfeit_status: str
+    forfeit_reason: str
 
 
-@dataclass(frozen=True)
-class BotProfile:
-    """What the bot page shows; `owner_sees` gates the error logs and forfeit reasons."""
+_MATCH_FIELDS, _MATCH_COLUMNS = sql.columns(Match, "m")
+_, _LADDER_JOINED = sql.columns(Ladder, "l")
+_, _TOURNAMENT_JOINED = sql.columns(Tournament, "t")
+_MATCH_SQL = f"""
+SELECT {_MATCH_COLUMNS}, {_LADDER_JOINED}, {_TOURNAMENT_JOINED}, {sql.set_open("m")}
+FROM {sql.table(Match)} m
+    JOIN {sql.table(Ladder)} l ON l.id = m.ladder_id
+    LEFT JOIN {sql.table(Tournament)} t ON t.id = m.tournament_id
+WHERE m.id = %s"""
 
-    bot: Bot
-    versions: list[BotVersion]
-    ratings: list[LadderRating]
-    results: ResultsPage
-    status: str
-    waiting: list[Seat]
-    waiting_count: int
-    owner_sees: bool
-    forfeits: list[Seat] = field(default_factory=list)
-    duplicate_sets: list[DuplicateSet] = field(default_factory=list)
-    duplicate_summary: list[DuplicateSummary] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class DuplicateSet:
-    """One complete duplicate set the bot played: its mean rank and score over every rotation."""
-
-    game: str
-    name: str
-    seed: int
-    players: int
-    rotations: int
-    mean_rank: float
-    mean_score: float
-    field: list[str]
-    first_match_id: int
+_SEATS_SQL = f"""
+SELECT s.seat, b.name, v.number, u.username, s.rank, s.score, s.forfeit_status, s.forfeit_reason
+FROM {sql.table(Seat)} s
+    JOIN {sql.table(BotVersion)} v ON v.id = s.bot_version_id
+    JOIN {sql.table(Bot)} b ON b.id = v.bot_id
+    JOIN {sql.table(get_user_model())} u ON u.id = b.owner_id
+WHERE s.match_id = %s
+ORDER BY s.seat"""
 
 
-@dataclass(frozen=True)
-class DuplicateSummary:
-    """The bot's complete duplicate sets of one game and table size: the mean of their mean ranks."""
-
-    game: str
-    players: int
-    sets: int
-    mean_rank: MeanInterval
-
-
-@dataclass(frozen=True)
-class ResultsPage:
-    """A page of a bot's matches, shaped like the part of Django's Page the template uses, without
-    the count of every row behind it: `more` says whether an older page exists."""
-
-    object_list: list[ResultRow]
-    number: int
-    more: bool
-
-    def __iter__(self) -> Iterator[ResultRow]:
-        return iter(self.object_list)
-
-    def __len__(self) -> int:
-        return len(self.object_list)
-
-    def has_next(self) -> bool:
-        return self.more
-
-    def has_previous(self) -> bool:
-        return self.number > 1
-
-    def has_other_pages(self) -> bool:
-        return self.more or self.number > 1
-
-    def next_page_number(self) -> int:
-        return self.number + 1
-
-    def previous_page_number(self) -> int:
-        return self.number - 1
-
-
-def page_number(page: str | int) -> int:
-    """A page number from the query string: 1 for anything that is not a whole number from 1 up,
-    capped at MAX_PAGE (an offset past every row costs the database a scan of them all)."""
-    try:
-        number = int(page)
-    except (TypeError, ValueError):
-        return 1
-    return min(max(number, 1), MAX_PAGE)
-
-
-@dataclass(frozen=True)
-class ResultRow:
-    """One of a bot's matches as its page lists it: its seat (rank, score), the table's size, the
-    rating change the match made (None when it made none) and whether its replay may be linked."""
-
-    seat: Seat
-    players: int
-    rating_change: int | None
-    replay: bool
-
-
-def match_filter(status: str) -> str:
-    """The bot page's `status` filter from the query string: unknown values show results."""
-    return status if status in MATCH_FILTERS else "finished"
-
-
-def bot_results(
-    *, bot: Bot, status: str = "finished", page: str | int = 1, version_ids: Sequence[int] | None = None
-) -> ResultsPage:
-    """One page of the bot's matches that are over (or, with status "waiting", queued or
-    running), newest first, each with its table size, rating change and replay link. No count of
-    every match (a busy bot has tens of thousands): one row past the page says whether an older
-    page exists."""
-    statuses = OVER if match_filter(status) == "finished" else WAITING
-    if version_ids is None:
-        version_ids = list(BotVersion.objects.filter(bot=bot).values_list("id", flat=True))
-    number = page_number(page)
-    start = (number - 1) * MATCHES_PER_PAGE
-    seated = list(
-        Seat.objects.filter(bot_version_id__in=version_ids, match__status__in=statuses)
-        .select_related("match__ladder", "bot_version")
-        .order_by("-match_id", "seat")[start : start + MATCHES_PER_PAGE + 1]
-    )
-    has_next = len(seated) > MATCHES_PER_PAGE
-    seated = seated[:MATCHES_PER_PAGE]
-    matches = [seat.match for seat in seated]
-    sizes = dict(
-        Seat.objects.filter(match_id__in=[match.pk for match in matches])
-        .values("match_id")
-        .annotate(players=models.Count("id"))
-        .values_list("match_id", "players")
-    )
-    published = published_match_ids(matches)
-    changes = rating_changes(matches)
-    rows = [
-        ResultRow(
-            seat=seat,
-            players=sizes.get(seat.match_id, 0),
-            rating_change=changes.get((seat.match_id, seat.bot_version_id)),
-            replay=seat.match_id in published and bool(seat.match.replay),
-        )
-        for seat in seated
-    ]
-    return ResultsPage(object_list=rows, number=number, more=has_next)
-
-
-def bot_profile(
-    *, bot: Bot, viewer: AbstractBaseUser | AnonymousUser, status: str = "finished", page: str | int = 1
-) -> BotProfile:
-    """The bot's versions, ratings with history, its finished matches a page at a time (results
-    first; or its waiting ones with status "waiting"), a few waiting matches apart, and (for its
-    owner) forfeits. Its seats are found through its versions' ids (an index on the seat's
-    version and match), never through a join the database could start from every match."""
-    owner_sees = bool(viewer.is_authenticated and viewer.pk == bot.owner_id)
-    versions = list(BotVersion.objects.filter(bot=bot).order_by("-number"))
-    version_ids = [version.pk for version in versions]
-    seats = Seat.objects.filter(bot_version_id__in=version_ids).select_related("match__ladder", "bot_version")
-    status = match_filter(status)
-    waiting = seats.filter(match__status__in=WAITING)
-    forfeits = (
-        list(seats.exclude(forfeit_status="").order_by("-match_id")[:RECENT_MATCHES]) if owner_sees else []
-    )
-    sets = duplicate_sets(bot=bot, version_ids=version_ids)
-    waiting_count = waiting.count()
-    return BotProfile(
-        bot=bot,
-        versions=versions,
-        ratings=_bot_ratings(bot),
-        results=bot_results(bot=bot, status=status, page=page, version_ids=version_ids),
-        status=status,
-        waiting=list(waiting.order_by("-match_id")[:WAITING_SHOWN])
-        if status == "finished" and waiting_count
-        else [],
-        waiting_count=waiting_count,
-        owner_sees=owner_sees,
-        forfeits=forfeits,
-        duplicate_sets=sets[:RECENT_DUPLICATE_SETS],
-        duplicate_summary=duplicate_summary(sets),
-    )
-
-
-def duplicate_sets(
-    *, bot: Bot, limit: int = 200, version_ids: Sequence[int] | None = None
-) -> list[DuplicateSet]:
-    """The bot's most recent duplicate sets (up to `limit`) whose every rotation has finished,
-    newest first. Read as plain rows, not model instances: the bot's own seats (rank, score), the
-    sets' matches (all finished?), and the seats of each set's first match (its table: a set's
-    rotations seat the same bots)."""
-    if version_ids is None:
-        version_ids = list(BotVersion.objects.filter(bot=bot).values_list("id", flat=True))
-    own_rows = (
-        Seat.objects.filter(bot_version_id__in=version_ids)
-        .exclude(match__duplicate_set="")
-        .order_by("-match_id")
-        .values_list("match__duplicate_set", "match__status", "rank", "score")[: limit * 8]
-    )
-    own: dict[str, list[tuple[int | None, int | None]]] = defaultdict(list)
-    for name, match_status, rank, score in own_rows:
-        if match_status == Match.Status.FINISHED and (name in own or len(own) < limit):
-            own[name].append((rank, score))
-    if not own:
-        return []
-    rotations: dict[str, list[tuple[int, str, int, str]]] = defaultdict(list)
-    in_sets = Match.objects.filter(duplicate_set__in=list(own))
-    for match_id, name, match_status, seed, game in in_sets.values_list(
-        "id", "duplicate_set", "status", "seed", "ladder__game"
-    ):
-        rotations[name].append((match_id, match_status, seed, game))
-    complete = [
-        name
-        for name, seats in own.items()
-        if all(match_status == Match.Status.FINISHED for _, match_status, _, _ in rotations[name])
-        and all(rank is not None for rank, _ in seats)
-    ]
-    firsts = {name: min(rotations[name]) for name in complete}
-    tables: dict[int, list[str]] = defaultdict(list)
-    for match_id, bot_name in Seat.objects.filter(
-        match_id__in=[first[0] for first in firsts.values()]
-    ).values_list("match_id", "bot_version__bot__name"):
-        tables[match_id].append(bot_name)
-    found = []
-    for name in complete:
-        first_id, _, seed, game = firsts[name]
-        seats = own[name]
-        found.append(
-            DuplicateSet(
-                game=game,
-                name=name,
-                seed=seed,
-                players=len(tables[first_id]),
-                rotations=len(rotations[name]),
-                mean_rank=sum(int(rank or 0) for rank, _ in seats) / len(seats),
-                mean_score=sum(int(score or 0) for _, score in seats) / len(seats),
-                field=sorted(set(tables[first_id]) - {bot.name}),
-                first_match_id=first_id,
-            )
-        )
-    return found
-
-
-def duplicate_summary(sets: Sequence[DuplicateSet]) -> list[DuplicateSummary]:
-    """Per game and table size: how many sets, and the mean of their mean ranks with its interval
-    (clipped to the possible ranks)."""
-    grouped: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for played in sets:
-        grouped[(played.game, played.players)].append(played.mean_rank)
-    return [
-        DuplicateSummary(game, players, len(ranks), rank_interval_clipped(mean_interval(ranks), players))
-        for (game, players), ranks in sorted(grouped.items())
-    ]
-
-
-def rank_interval_clipped(interval: MeanInterval, players: int) -> MeanInterval:
-    """The interval cut to the ranks a table of `players` can give, [1, players]: a t interval of
-    few, spread sets reaches past them (-1.93 to 4.43 at a table of 3), which no rank can be."""
-    low = min(max(interval.low, 1.0), float(players))
-    high = max(min(interval.high, float(players)), 1.0)
-    return replace(interval, low=low, high=high)
-
-
-def _bot_ratings(bot: Bot) -> list[LadderRating]:
-    """The rating of each ladder's newest rated version of `bot`, with that rating's history."""
-    newest: dict[int, Rating] = {}
-    for rating in Rating.objects.filter(bot_version__bot=bot).select_related("ladder", "bot_version"):
-        held = newest.get(rating.ladder_id)
-        if held is None or rating.bot_version.number > held.bot_version.number:
-            newest[rating.ladder_id] = rating
-    shown = []
-    for rating in sorted(newest.values(), key=lambda r: r.ladder.game):
-        history = list(
-            RatingChange.objects.filter(rating=rating)
-            .order_by("-id")
-            .values_list("mu_after", "sigma_after")[:CHART_POINTS]
-        )
-        now = ratings.display(rating.mu, rating.sigma)
-        shown.append(
-            LadderRating(
-                game=rating.ladder.game,
-                version=rating.bot_version.number,
-                rating=now.rating,
-                low=now.low,
-                high=now.high,
-                games=rating.games,
-                chart=rating_chart([ratings.display(mu, sigma) for mu, sigma in reversed(history)]),
-            )
-        )
-    return shown
-
-
-SEAT_COLUMNS = (
-    *("match_id", "seat", "rank", "score", "forfeit_status", "forfeit_reason", "bot_version__number"),
-    *("bot_version__bot__name", "bot_version__bot__owner__username"),
-)
-"""What the match page shows of its seats and their bots (not a version's manifest, say)."""
+def match_read(match_id: int) -> tuple[Match, bool]:
+    """The match with its ladder and tournament, and whether it is published (`sql.set_open`:
+    `arena_api.selectors.match_is_published` in the same statement); Match.DoesNotExist."""
+    found = sql.fetch(_MATCH_SQL, [match_id]) if 0 < match_id <= sql.BIGGEST_ID else []
+    if not found:
+        raise Match.DoesNotExist(f"no match {match_id}")
+    row = found[0]
+    matched, laddered = len(_MATCH_FIELDS), len(_MATCH_FIELDS) + len(Ladder._meta.concrete_fields)
+    match: Match = sql.instance(Match, row[:matched])
+    match.ladder = sql.instance(Ladder, row[matched:laddered])
+    match.tournament = sql.instance(Tournament, row[laddered:-1]) if match.tournament_id is not None else None
+    return match, match.status in OVER and not row[-1]
 
 
 @dataclass(frozen=True)
@@ -537,7 +291,7 @@ class MatchDetail:
     `logs`: what those seats' bots wrote, once the set is over (`logs_note` says why not yet)."""
 
     match: Match
-    seats: list[Seat]
+    seats: list[SeatShown]
     rounds: Sequence[RoundRow]
     has_replay: bool
     replay_error: str = ""
@@ -552,12 +306,10 @@ class MatchDetail:
 def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
     """The match with its seats and, once published, per-round scores read from its replay;
     Match.DoesNotExist."""
-    match = Match.objects.select_related("ladder", "tournament").filter(pk=match_id).first()
-    if match is None:
-        raise Match.DoesNotExist(f"no match {match_id}")
-    seats = list(match.seats.select_related("bot_version__bot__owner").only(*SEAT_COLUMNS).order_by("seat"))
+    match, published = match_read(match_id)
+    seats = [SeatShown(*row) for row in sql.fetch(_SEATS_SQL, [match_id])]
     owned = frozenset(owned_seats(match, viewer))
-    if not match_is_published(match):
+    if not published:
         note = "your bot's output is shown when its duplicate set is over, like the replay" if owned else ""
         return MatchDetail(
             match, seats, [], has_replay=False, replay_error=UNPUBLISHED, owned_seats=owned, logs_note=note
@@ -569,7 +321,7 @@ def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
     return detail
 
 
-def _published_match_detail(match: Match, seats: list[Seat], owned: frozenset[int]) -> MatchDetail:
+def _published_match_detail(match: Match, seats: list[SeatShown], owned: frozenset[int]) -> MatchDetail:
     """A published match's detail with its rounds read from the replay (or why they are missing)."""
     try:
         stored = stored_replay(match, match_replay_path(match=match))
@@ -633,8 +385,10 @@ def replay_download(*, match_id: int, viewer: Viewer) -> ReplayDownload:
     forfeit reason and every replay for its forfeiting bots' owner, else arena_api's copy with
     other owners' reasons blanked. Match.DoesNotExist, ReplayUnpublished, FileNotFoundError,
     ReplayError."""
-    match = match_row(match_id=match_id)
-    stored = stored_replay(match, published_replay_path(match=match))
+    match, published = match_read(match_id)
+    if not published:
+        raise ReplayUnpublished(f"match {match.pk}: {UNPUBLISHED}")
+    stored = stored_replay(match, match_replay_path(match=match))
     if not stored.facts.reason_seats:
         return ReplayDownload(stored.data, stored.sha256)
     match = match_with_seats(match_id=match_id)
@@ -672,12 +426,6 @@ def arena_address(*, request_host: str) -> str:
     elif host.count(":") == 1:
         host = host.split(":", 1)[0]
     return f"{host or '127.0.0.1'}:{ARENA_PORT}"
-
-
-def version_following(versions: Sequence[BotVersion]) -> BotVersion | None:
-    """The version a bot page follows live: its newest one while it is still qualifying."""
-    newest = versions[0] if versions else None
-    return newest if newest is not None and newest.status == BotVersion.Status.QUALIFYING else None
 
 
 def version_state(*, version: BotVersion, owner_sees: bool) -> dict[str, Any]:

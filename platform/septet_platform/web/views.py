@@ -15,13 +15,13 @@ from django.views.decorators.http import require_GET
 
 from referee.engine.games import all_games
 from referee.engine.replay import ReplayError
-from septet_platform.arena_api.selectors import ReplayUnpublished, ladder_get, ladders_list
+from septet_platform.arena_api.selectors import ReplayUnpublished, ladders_list
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match
-from septet_platform.web import selectors, tables
+from septet_platform.web import bot_page, selectors, tables
 from septet_platform.web.page_cache import anonymous_page_cache
 
 LIVE_STATUSES = (Match.Status.SCHEDULED, Match.Status.RUNNING)
@@ -48,7 +48,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def ladder(request: HttpRequest, game: str) -> HttpResponse:
     """A game's standings, a page at a time, sorted as the query string asks."""
     try:
-        found = ladder_get(game=game)
+        found = selectors.ladder_named(game)
     except Ladder.DoesNotExist as missing:
         raise Http404(str(missing)) from None
     page, sort = selectors.ladder_page(
@@ -73,21 +73,24 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
     """A bot's versions, ratings with history and its results first (?status=finished|waiting,
     ?page=N); logs for its owner only."""
     try:
-        found = bot_get(name=name)
+        found = bot_page.bot_named(name)
     except Bot.DoesNotExist as missing:
         raise Http404(str(missing)) from None
-    profile = selectors.bot_profile(
+    profile = bot_page.bot_profile(
         bot=found, viewer=request.user, status=request.GET.get("status", ""), page=request.GET.get("page", 1)
     )
-    following = selectors.version_following(profile.versions)
+    following = bot_page.version_following(profile.versions)
     response = render(
         request,
         "web/bot.html",
         {
             "profile": profile,
             "following": following,
-            "description": profile.versions[0].manifest.get("description", "") if profile.versions else "",
+            "description": profile.versions[0].description if profile.versions else "",
             "results_rows": tables.results_rows(profile.results, finished=profile.status == "finished"),
+            "summary_rows": tables.duplicate_summary_rows(profile.duplicate_summary),
+            "set_rows": tables.duplicate_set_rows(profile.duplicate_sets),
+            "version_rows": tables.version_rows(profile.versions),
         },
     )
     if following:  # its script reloads it once qualification is over: that reload must get the new page
