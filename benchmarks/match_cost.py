@@ -729,14 +729,21 @@ class Totals:
         rows["total"] = sum(part or 0.0 for part in parts)
         return rows
 
-    def counts(self) -> dict[str, float]:
-        statements: dict[str, int] = {}
+    def statements(self) -> dict[str, int]:
+        """Statements run by the worker, by their first word."""
+        found: dict[str, int] = {}
         for phase in self.phases:
             for verb, count in phase.counters["statements"].items():
-                statements[verb] = statements.get(verb, 0) + count
+                found[verb] = found.get(verb, 0) + count
+        return found
+
+    def counts(self, verbs: list[str]) -> dict[str, float]:
+        """Per match: statements (in all, then of each of `verbs`), Redis commands, bot starts;
+        and matches per minute."""
+        statements = self.statements()
         result = {"database statements": sum(statements.values()) / self.matches}
-        for verb, count in sorted(statements.items(), key=lambda item: -item[1]):
-            result[f"  {verb}"] = count / self.matches
+        for verb in verbs:
+            result[f"  {verb}"] = statements.get(verb, 0) / self.matches
         result["Redis commands"] = sum(phase.redis_commands for phase in self.phases) / self.matches
         result["bot starts"] = sum(phase.counters["bot_starts"] for phase in self.phases) / self.matches
         seconds = sum(phase.seconds for phase in self.phases)
@@ -751,7 +758,12 @@ def _cell(value: float | None, digits: int = 1) -> str:
 def report(results: dict[str, Totals]) -> None:
     names = list(results)
     tables = {name: totals.rows() for name, totals in results.items()}
-    counts = {name: totals.counts() for name, totals in results.items()}
+    issued: dict[str, int] = {}
+    for totals in results.values():
+        for verb, count in totals.statements().items():
+            issued[verb] = max(issued.get(verb, 0), count)
+    verbs = sorted(issued, key=lambda verb: -issued[verb])
+    counts = {name: totals.counts(verbs) for name, totals in results.items()}
     header = f"{'CPU ms per rated match':<46}" + "".join(f"{name:>10}" for name in names)
     if len(names) == 2:
         header += f"{'ratio':>8}"
@@ -766,7 +778,7 @@ def report(results: dict[str, Totals]) -> None:
     print(f"{'per rated match':<46}" + "".join(f"{name:>10}" for name in names))
     for key in dict.fromkeys(key for table in counts.values() for key in table):
         values = [counts[name].get(key) for name in names]
-        line = f"{key:<46}" + "".join(f"{_cell(value):>10}" for value in values)
+        line = f"{key:<46}" + "".join(f"{_cell(value, 2):>10}" for value in values)
         if len(names) == 2 and values[0] and values[1] is not None:
             line += f"{values[1] / values[0]:>8.2f}"
         print(line)
