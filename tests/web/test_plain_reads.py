@@ -228,3 +228,15 @@ def test_numbers_are_written_as_the_floatformat_filter_writes_them() -> None:
     for value in values:
         for places in (1, 2):
             assert decimal_text(value, places) == floatformat(value, places), (value, places)
+
+
+def test_the_chart_of_beliefs_is_the_chart_of_their_displayed_ratings() -> None:
+    """The bot page charts (mu, sigma) rows straight away: the same chart as of `ratings.display`."""
+    from septet_platform.ladders.ratings import display
+    from septet_platform.web.charts import belief_chart, rating_chart
+
+    rng = random.Random(3)
+    for count in (1, 2, 7, 200):
+        beliefs = [(rng.gauss(25, 6), rng.uniform(0.5, 8.4)) for _ in range(count)]
+        assert belief_chart(beliefs) == rating_chart([display(mu, sigma) for mu, sigma in beliefs])
+    assert belief_chart([]) is None

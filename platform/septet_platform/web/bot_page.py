@@ -40,7 +40,7 @@ from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
 from septet_platform.matches.models import Match, Seat
-from septet_platform.web.charts import Chart, rating_chart
+from septet_platform.web.charts import Chart, belief_chart
 from septet_platform.web.paging import MATCHES_PER_PAGE, match_filter, page_number
 from septet_platform.web.sql import document, fetch, literals, marks, moment, set_open, table
 
@@ -335,7 +335,7 @@ def bot_ratings(bot: BotSummary) -> list[LadderRating]:
                 low=now.low,
                 high=now.high,
                 games=games,
-                chart=rating_chart([ratings.display(mu, sigma) for mu, sigma in reversed(history)]),
+                chart=belief_chart(history[::-1]),
             )
         )
     return shown
