@@ -101,8 +101,7 @@ def test_idle_processes_are_stopped_after_the_idle_time(django_user_model: Any, 
 def test_a_warm_process_keeps_the_referees_channel_for_its_life(
     warm_pool: WarmHouseBots, django_user_model: Any
 ) -> None:
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
+    from referee.botkit.protocol import bot_pb2
     from referee.tools.grpc_player import GrpcPlayer
 
     house = _versions(django_user_model.objects.create_user("house"), house=True)
@@ -114,9 +113,37 @@ def test_a_warm_process_keeps_the_referees_channel_for_its_life(
     assert all(len(held) == 1 and isinstance(held[0], GrpcPlayer) for held in clients.values())
     assert all(again[pk][0] is clients[pk][0] for pk in clients), "the next match reuses the same channel"
     assert all(match.status == Match.Status.FINISHED for match in Match.objects.all())
-    channel = clients[house[0].pk][0]._channel  # type: ignore[union-attr]
-    request = health_pb2.HealthCheckRequest(service="")
-    assert health_pb2_grpc.HealthStub(channel).Check(request, timeout=5).status == 1  # SERVING
+    client = clients[house[0].pk][0]
+    assert client is not None
+    ended = bot_pb2.EndMatchRequest(match_id="none-under-way")
+    client._stub.EndMatch(ended, timeout=5)  # the channel works between matches
     warm_pool.stop_all()
     with pytest.raises(ValueError, match="closed channel"):  # closed with its process
-        health_pb2_grpc.HealthStub(channel).Check(request, timeout=5)
+        client._stub.EndMatch(ended, timeout=5)
+
+
+def test_warm_processes_taken_by_a_voided_match_are_stopped_with_their_channels(
+    warm_pool: WarmHouseBots, django_user_model: Any
+) -> None:
+    """The match fails (ours: a version whose archive is gone) after its house seats took their warm
+    processes and before any player was made: those processes stop and their channels close."""
+    from bot_versions import version_row
+
+    from referee.botkit.protocol import bot_pb2
+
+    house = _versions(django_user_model.objects.create_user("house"), house=True)
+    services.match_play(match_id=match_with("oh-hell", house, seed=31).pk, worker="w")
+    taken = [warm_pool.idle(version.pk)[0] for version in house[:2]]
+    missing = version_row("house", "archive-gone", is_house=True)  # its archive is not on disk
+
+    played = services.match_play(
+        match_id=match_with("oh-hell", [*house[:2], missing], seed=32).pk, worker="w"
+    )
+
+    assert played.outcome == "voided"
+    assert all(not warm.bot.alive() for warm in taken)
+    assert all(warm_pool.idle(version.pk) == [] for version in house[:2])
+    for warm in taken:
+        assert warm.player is not None
+        with pytest.raises(ValueError, match="closed channel"):  # the player's own stub: grpcio crashes
+            warm.player._stub.EndMatch(bot_pb2.EndMatchRequest(), timeout=5)  # making a new one on it

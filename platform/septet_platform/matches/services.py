@@ -446,8 +446,10 @@ def _bots_done(
             kept.seeds.add(seed)
             WARM_HOUSE_BOTS.give_back(version.pk, kept)
         else:
-            if client is not None:
-                client.close()
+            held = warm.get(number)
+            for player in (client, held.player if held is not None else None):
+                if player is not None:
+                    player.close()  # closing twice (the warm process's own client) is harmless
             bot.stop()
 
 
