@@ -95,6 +95,9 @@ def worker_process(config: WorkerConfig, stop: Event, ready: Queue[Any], reports
     django.setup()
     report = WorkerReport(config.name, os.getpid())
     _capture_batches(report)
+    # A message whose BRPOP was under way when the consumer stopped is put back on the queue by
+    # Kombu with a warning per message: expected at every stop, not news.
+    logging.getLogger("kombu.transport.virtual.base").setLevel(logging.ERROR)
     try:
         asyncio.run(_SimulatedWorker(config, stop, report).run(ready))
     except Exception as error:  # reported, not raised: the driver prints it
