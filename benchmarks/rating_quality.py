@@ -45,9 +45,8 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _H
 # The montecarlo bot is a bot folder, not a package: its modules import each other by name.
 sys.path.insert(0, str(_HERE.parent / "bots" / "examples" / "montecarlo"))
 
-from bot import MonteCarloBot  # noqa: E402
+from bot import Budget, MonteCarloBot  # noqa: E402
 from openskill.models import PlackettLuce  # noqa: E402
-from search import Budget  # noqa: E402
 
 from referee.engine.games import get_game  # noqa: E402
 from referee.engine.games.base import Action, Game, competition_ranks  # noqa: E402

@@ -1,14 +1,13 @@
-"""The montecarlo example bot: it conforms, keeps to its budget, and never uses what its seat cannot see.
+"""The montecarlo example bot: it conforms, plays every game in process, and keeps to its budget.
 
-The bot's modules sit beside its bot.py (a bot folder, not a package), so the tests put that
-folder on sys.path, as running `python bot.py` in it does.
+Its worlds, rollouts and search are the SDK's (referee.botkit.search), tested in tests/botkit/.
+The bot's bot.py sits in a bot folder, not a package, so the tests put that folder on sys.path,
+as running `python bot.py` in it does.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import random
 import shutil
 import subprocess
 import sys
@@ -19,197 +18,49 @@ from typing import Any
 import pytest
 
 from referee.engine.games import GAMES, get_game
-from referee.engine.games.base import CHANCE, Game
-from referee.engine.match import MatchStart, TimeControl
-from referee.engine.tricks import playable_cards
+from referee.engine.match import MatchStart, TimeControl, play_match
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "bots" / "examples" / "montecarlo"
 SEPTET = str(Path(sys.executable).with_name("septet"))
 
 
-MODULES = ("bot", "search", "deal", "worlds_bidding", "worlds_black_sevens", "worlds_oh7")
+MODULES = ("bot",)
 
 
 @pytest.fixture(scope="module")
-def mc() -> Iterator[dict[str, Any]]:
-    """The bot's modules, imported from its folder (and forgotten after, so a module of another
-    folder with the same name, such as another bot's `bot`, is never mistaken for them)."""
+def mc() -> Iterator[Any]:
+    """The bot's module, imported from its folder (and forgotten after, so another folder's
+    `bot` module is never mistaken for it)."""
     for name in MODULES:
         sys.modules.pop(name, None)
     sys.path.insert(0, str(FOLDER))
     try:
         import bot
-        import search
-        import worlds_black_sevens
-        import worlds_oh7
 
         assert Path(bot.__file__).parent == FOLDER
-        yield {"bot": bot, "search": search, "black_sevens": worlds_black_sevens, "oh7": worlds_oh7}
+        yield bot
     finally:
         sys.path.remove(str(FOLDER))
         for name in MODULES:
             sys.modules.pop(name, None)
 
 
-def decisions(game: Game, players: int, seed: int) -> Iterator[tuple[Any, int]]:
-    """Every (state, seat) of a random game where the seat has a choice."""
-    rng = random.Random(seed)
-    state = game.start(players)
-    while (decision := game.to_move(state)) is not None:
-        if decision.is_chance:
-            state = game.apply(state, CHANCE, game.sample_chance(state, rng))
-            continue
-        for seat in decision.seats:
-            legal = game.legal_actions(state, seat)
-            if len(legal) > 1:
-                yield state, seat
-            state = game.apply(state, seat, legal[rng.randrange(len(legal))])
-
-
-def table_sizes(game: Game) -> tuple[int, ...]:
-    return tuple(dict.fromkeys((game.players.start, game.players.stop - 1)))
-
-
-def start_hands(world: Any, info: Any, game_id: str) -> list[list[str]]:
-    """Each seat's hand at the round's start in a world: what it holds now plus what it played."""
-    if game_id == "black-sevens":
-        return [[*hand, *played] for hand, played in zip(world.hands, info.played, strict=True)]
-    hands = [list(hand) for hand in world.hands]
-    for trick in (*info.tricks, info.trick):
-        for seat, card in trick:
-            if seat < len(info.scores):  # not the Dummy
-                hands[seat].append(card)
-    return hands
-
-
-def replays_legally(world: Any, info: Any, game_id: str, mc: dict[str, Any]) -> bool:
-    """Whether every card played this round was a legal play from the hand the world gives."""
-    if game_id == "black-sevens":
-        return bool(mc["black_sevens"].consistent(info, list(world.hands)))
-    hands = start_hands(world, info, game_id)
-    for trick in (*info.tricks, info.trick):
-        lead: str | None = None
-        for seat, card in trick:
-            if game_id.startswith("oh7"):
-                oh7 = mc["oh7"]
-                if seat != info.dummy and card not in oh7.oh7.playable(tuple(hands[seat]), lead):
-                    return False
-                if lead is None and card not in oh7.SPECIAL:
-                    lead = oh7.SUIT[card]
-                if seat == info.dummy:  # its cards were face up: nothing to check
-                    continue
-            else:
-                if card not in playable_cards(hands[seat], lead):
-                    return False
-                lead = lead or card[1]
-            hands[seat].remove(card)
-    return True
-
-
 @pytest.mark.parametrize("game_id", list(GAMES))
-def test_every_sampled_world_looks_to_the_seat_exactly_like_the_real_one(
-    game_id: str, mc: dict[str, Any]
-) -> None:
-    """The seat's information state in each world equals its real one, and the unseen cards are
-    dealt so that every play of the round was legal (a player who did not follow has no card of
-    the suit): the bot's worlds use only what the seat can see, and all of it."""
+def test_the_bot_plays_a_whole_game_of_every_game_id_in_process(game_id: str, mc: Any) -> None:
+    """Every seat is the bot, with a budget of a few worlds a decision: the game ends, every
+    answer is legal (the match loop forfeits a seat that answers an illegal action)."""
     game = get_game(game_id)
-    sampler = mc["bot"].SAMPLERS[game_id]
-    rng = random.Random(5)
-    checked = 0
-    for players, seed in itertools.product(table_sizes(game), (1, 2)):
-        for state, seat in decisions(game, players, seed):
-            info = game.information_state(state, seat)
-            for _ in range(2):
-                world = sampler(info, rng)
-                assert game.information_state(world, seat) == info, f"{game_id}: the seat could tell"
-                assert set(game.legal_actions(world, seat)) == set(game.legal_actions(state, seat))
-                assert replays_legally(world, info, game_id, mc), f"{game_id}: a play was illegal"
-                checked += 1
-    assert checked > 200
+    bots = [mc.MonteCarloBot(mc.Budget(seconds=60.0, max_worlds=3)) for _ in range(game.players.start)]
+    outcome = play_match(game, bots, seed=4, match_id=f"mc-{game_id}")
+    assert outcome.result.ranks is not None
+    assert not outcome.forfeits
+    searched = [bot.last for bot in bots if bot.last is not None]
+    assert searched and all(report.worlds <= 3 for report in searched)
 
 
-def test_black_sevens_worlds_never_deal_a_last_card_on_the_table(mc: dict[str, Any]) -> None:
-    """The last cards stay out of the deck until the game is over (R-3.9): no world gives a seat
-    one, and in round 7, where all 28 cards left are dealt, the other seats hold exactly the cards
-    the seat cannot see."""
-    game = get_game("black-sevens")
-    sampler = mc["bot"].SAMPLERS["black-sevens"]
-    rng = random.Random(8)
-    rounds_seen: set[int] = set()
-    for state, seat in decisions(game, 4, 4):
-        info = game.information_state(state, seat)
-        if info.round_index == 0:
-            continue
-        on_table = {card for cards in info.table for card in cards}
-        assert len(on_table) == 4 * info.round_index
-        world = sampler(info, rng)
-        held = {card for hand in world.hands for card in hand}
-        assert not held & on_table
-        if info.round_index == 6:
-            assert held == {card for hand in state.hands for card in hand}
-        rounds_seen.add(info.round_index)
-    assert rounds_seen == set(range(1, 7))
-
-
-@pytest.mark.parametrize("game_id", ["oh-hell", "oh7", "black-sevens"])
-def test_the_decision_depends_only_on_the_seat_view_not_on_the_hidden_cards(
-    game_id: str, mc: dict[str, Any]
-) -> None:
-    """Two deals that differ only in cards the seat cannot see (two opponents swap hands before
-    the first play) give the bot the same information state, the same worlds and the same choice."""
-    game = get_game(game_id)
-    rng = random.Random(3)
-    state = game.start(4)
-    state = game.apply(state, CHANCE, game.sample_chance(state, rng))
-    decision = game.to_move(state)
-    assert decision is not None
-    seat = decision.seats[0]
-    others = [other for other in range(4) if other != seat][:2]
-    swapped = game.apply(game.start(4), CHANCE, _swap_hands(state, game_id, others))
-    assert swapped.hands[others[0]] == state.hands[others[1]] != state.hands[others[0]]
-    budget = mc["search"].Budget(seconds=60.0, max_worlds=12)
-    reports = []
-    for real in (state, swapped):
-        info = game.information_state(real, seat)
-        legal = game.legal_actions(real, seat)
-        reports.append(
-            mc["search"].search(info, legal, mc["bot"].SAMPLERS[game_id], budget, random.Random(9))
-        )
-    assert reports[0].worlds == reports[1].worlds == 12
-    assert reports[0].means == reports[1].means
-    assert reports[0].chosen == reports[1].chosen
-
-
-def _swap_hands(state: Any, game_id: str, pair: list[int]) -> dict[str, Any]:
-    """The deal of `state` with the hands of the two seats in `pair` exchanged."""
-    hands = [list(hand) for hand in state.hands]
-    hands[pair[0]], hands[pair[1]] = hands[pair[1]], hands[pair[0]]
-    if game_id == "black-sevens":
-        return {"hands": hands, "leader": state.leader}
-    if game_id.startswith("oh7"):
-        return {"hands": hands, "discard": list(state.pile)}
-    return {"dealer": state.dealer, "hands": hands, "trump_card": state.trump_card}
-
-
-def test_the_search_stops_at_its_world_cap_or_its_time_budget(mc: dict[str, Any]) -> None:
-    game = get_game("oh-hell")
-    search, sampler = mc["search"], mc["bot"].SAMPLERS["oh-hell"]
-    state, seat = next(decisions(game, 4, seed=1))
-    info, legal = game.information_state(state, seat), game.legal_actions(state, seat)
-    capped = search.search(info, legal, sampler, search.Budget(seconds=60.0, max_worlds=5), random.Random(1))
-    assert capped.worlds == 5, "plenty of time: the world cap stops it"
-    timed = search.search(
-        info, legal, sampler, search.Budget(seconds=0.05, max_worlds=10**6), random.Random(1)
-    )
-    assert 1 <= timed.worlds < 10**6, "the time budget stops it long before the cap"
-    assert timed.seconds < 1.0, "well inside the referee's one second per decision"
-    assert timed.chosen in legal
-
-
-def test_budget_comes_from_the_command_line_then_the_environment(mc: dict[str, Any]) -> None:
-    budget_from, budget = mc["bot"].budget_from, mc["search"].Budget
+def test_budget_comes_from_the_command_line_then_the_environment(mc: Any) -> None:
+    budget_from, budget = mc.budget_from, mc.Budget
     assert budget_from([], {}) == budget(0.2, 200)
     assert budget_from(["--address", "unix:x.sock"], {"SEPTET_MC_BUDGET": "0.05"}) == budget(0.05, 200)
     given = ["--budget", "0.1", "--max-worlds", "9"]
@@ -221,13 +72,13 @@ def test_budget_comes_from_the_command_line_then_the_environment(mc: dict[str, A
         budget_from([], {"SEPTET_MC_BUDGET": "fast"})
 
 
-def test_a_fast_clock_shortens_the_search(mc: dict[str, Any]) -> None:
-    bot = mc["bot"].MonteCarloBot(mc["search"].Budget(0.2, 50))
+def test_a_fast_clock_shortens_the_search(mc: Any) -> None:
+    bot = mc.MonteCarloBot(mc.Budget(0.2, 50))
     start = MatchStart("m", "oh-hell", 0, 3, {}, ["a", "b", "c"], TimeControl(0.1, 1.0))
     bot.start_match(start)
-    assert bot.budget == mc["search"].Budget(0.1 * mc["bot"].CLOCK_SHARE, 50)
+    assert bot.budget == mc.Budget(0.1 * mc.CLOCK_SHARE, 50)
     bot.start_match(MatchStart("m", "oh-hell", 0, 3, {}, ["a", "b", "c"], TimeControl(1.0, 10.0)))
-    assert bot.budget == mc["search"].Budget(0.2, 50), "a slow clock leaves the configured budget"
+    assert bot.budget == mc.Budget(0.2, 50), "a slow clock leaves the configured budget"
 
 
 @pytest.mark.slow

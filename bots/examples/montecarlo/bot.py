@@ -1,11 +1,13 @@
 """A Septet bot that searches: determinized Monte-Carlo over the worlds its seat cannot rule out.
 
-For every decision with a choice it deals the cards it cannot see at random, consistently with
-everything public (the `worlds_*` modules, one per game family), plays each legal action out to
-the end of the round with the greedy policy for every seat, and picks the action with the best
-average (`search.py`). It plays every game id. Its time per decision is `--budget SECONDS`
-(default 0.2, well under the referee's 1 s) or $SEPTET_MC_BUDGET, and at most `--max-worlds`
-worlds (default 200). Run it with `septet bot serve bots/examples/montecarlo`, or directly:
+For every decision with a choice it samples worlds its seat cannot tell from the real one (the
+SDK's search API, `referee.botkit.search`: every hidden card placed where the public history
+allows, voids and lay-lows respected, worlds weighed by how well the others' bids fit their
+hands), plays each legal action out to the end of the round with the greedy policy for every
+seat, drops actions that are clearly behind, and picks the best mean. It plays every game id.
+Its time per decision is `--budget SECONDS` (default 0.2, well under the referee's 1 s) or
+$SEPTET_MC_BUDGET, and at most `--max-worlds` worlds (default 200). Run it with
+`septet bot serve bots/examples/montecarlo`, or directly:
 `python bot.py --address 127.0.0.1:50052 --budget 0.2`.
 """
 
@@ -18,31 +20,19 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import worlds_bidding
-import worlds_black_sevens
-import worlds_oh7
-from search import Budget, Sampler, search
-
+from referee.botkit.search import Budget, SearchReport, bid_belief, search
 from referee.sdk import Action, Bot, MatchStart, serve
+
+__all__ = ["Budget", "MonteCarloBot", "budget_from"]
 
 BUDGET_ENV = "SEPTET_MC_BUDGET"
 DEFAULT_BUDGET = Budget()
 CLOCK_SHARE = 0.4
 """At most this share of the match's time per decision is spent searching (the rest is margin)."""
 
-SAMPLERS: dict[str, Sampler] = {
-    "oh-hell": worlds_bidding.sample_world,
-    "seven-up-seven-down": worlds_bidding.sample_world,
-    "black-sevens": worlds_black_sevens.sample_world,
-    "oh7": worlds_oh7.sample_world,
-    "oh7-advanced": worlds_oh7.sample_world,
-    "oh7-duel": worlds_oh7.sample_world,
-}
-"""Game id -> the sampler of its worlds."""
-
 
 class MonteCarloBot(Bot):
-    """Answers each decision with `search` over worlds from the game's sampler."""
+    """Answers each decision with the SDK's `search`, weighing worlds by the others' bids."""
 
     name = "montecarlo"
 
@@ -50,6 +40,7 @@ class MonteCarloBot(Bot):
         super().__init__()
         self.configured = self.budget = budget
         self.rng = random.Random(seed)
+        self.last: SearchReport | None = None
 
     def start_match(self, start: MatchStart) -> None:
         """Reseeds from the match and seat, and keeps each search within the match's clock."""
@@ -62,7 +53,8 @@ class MonteCarloBot(Bot):
     def decide(self, info: Any, legal: tuple[Action, ...]) -> Action:
         if len(legal) == 1:
             return legal[0]
-        return search(info, legal, SAMPLERS[info.game], self.budget, self.rng).chosen
+        self.last = search(info, legal, self.rng, self.budget, belief=bid_belief(info))
+        return self.last.chosen
 
 
 def budget_from(argv: Sequence[str], environ: Mapping[str, str]) -> Budget:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from bot import MonteCarloBot
-from search import Budget
+from bot import Budget, MonteCarloBot
 
 from referee.engine.match import MatchResult, play_match
 from referee.engine.players import GreedyPlayer, Player
