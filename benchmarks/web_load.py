@@ -16,6 +16,13 @@
 
     python benchmarks/web_load.py [--bots 1000] [--matches 100000] [--requests 300] [--concurrency 4]
                                   [--server gunicorn|runserver|up] [--sqlite] [--target-ms 100]
+                                  [--keep FOLDER] [--cpu N]
+
+`--keep FOLDER` keeps the SQLite database, its replays and the plan in FOLDER and reuses them on the
+next run with the same sizes (generating takes minutes). `--cpu N` measures instead of the load
+what each page kind costs to make: CPU milliseconds of N pages of each kind made in the benchmark's
+own process through Django's test client (the site's settings and middleware, the shared page
+cache emptied before each), the figure to compare between versions of the site.
 
 `septet up`'s case, 50 clients at once against a p95 of 250 ms (the clients run on the same
 cores as the site: a busy machine shows in every figure, so note its load):
@@ -32,6 +39,7 @@ import http.client
 import json
 import os
 import random
+import resource
 import secrets
 import shutil
 import signal
@@ -208,13 +216,13 @@ def _free_port() -> int:
 
 
 def serve(
-    env: dict[str, str], server_kind: str, workers: int, threads: int
+    env: dict[str, str], server_kind: str, workers: int | None, threads: int | None
 ) -> tuple[subprocess.Popen[bytes], str]:
     """The site in a subprocess: gunicorn (as in production: threaded workers, persistent database
     connections) or Django's runserver (a new thread, and so a new database connection, per request)."""
     port = _free_port()
     if server_kind == "up":
-        command = _up_web_command(f"127.0.0.1:{port}")
+        command = _up_web_command(f"127.0.0.1:{port}", workers, threads)
     elif server_kind == "gunicorn":
         command = [
             sys.executable,
@@ -224,9 +232,9 @@ def serve(
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
-            str(workers),
+            str(workers or 2),
             "--threads",
-            str(threads),
+            str(threads or 4),
             "--worker-class",
             "gthread",
         ]
@@ -259,11 +267,16 @@ def _stop_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # runs every cleanup on the way out (server, Redis, database)
 
 
-def _up_web_command(address: str) -> list[str]:
-    """The web child's command line of `septet up` (not --dev), bound to `address`."""
+def _up_web_command(address: str, workers: int | None = None, threads: int | None = None) -> list[str]:
+    """The web child's command line of `septet up` (not --dev), bound to `address`; with other
+    numbers of worker processes or threads when given (to compare them)."""
     from septet_platform.launcher import _web_command
 
-    return _web_command(argparse.Namespace(dev=False, web=address))
+    command = _web_command(argparse.Namespace(dev=False, web=address))
+    for option, value in (("--workers", workers), ("--threads", threads)):
+        if value is not None:
+            command[command.index(option) + 1] = str(value)
+    return command
 
 
 def _up_environment(data: Path) -> dict[str, str]:
@@ -280,9 +293,10 @@ def _up_environment(data: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def embedded_redis(data: Path) -> Iterator[str]:
+def embedded_redis(data: Path) -> Iterator[tuple[str, int]]:
     """`septet up`'s embedded Redis (its own configuration, in `data`), stopped afterwards; yields
-    the REDIS_URL septet up gives its children (the site keeps its anonymous pages there)."""
+    the REDIS_URL septet up gives its children (the site keeps its anonymous pages there) and its
+    process id."""
     from septet_platform.launcher import REDIS_START_SECONDS, _redis_answers, embedded_redis_spec
 
     data.mkdir(parents=True, exist_ok=True)
@@ -297,7 +311,7 @@ def embedded_redis(data: Path) -> Iterator[str]:
     try:
         if not _redis_answers(socket_path, timeout=REDIS_START_SECONDS):
             raise SystemExit(f"the embedded Redis did not answer within {REDIS_START_SECONDS:.0f} s")
-        yield f"redis+socket://{socket_path}"
+        yield f"redis+socket://{socket_path}", redis.pid
     finally:
         redis.terminate()
         redis.wait(timeout=10)
@@ -389,6 +403,65 @@ def report(latencies: dict[str, list[float]], seconds: float, target_ms: float =
     return met
 
 
+def cpu_per_page(plan: dict[str, Any], requests: int) -> dict[str, list[float]]:
+    """CPU milliseconds (this thread's) to make each kind's page in this process, through Django's
+    test client with the site's middleware, `requests` of each kind interleaved. The shared page
+    cache is emptied before each request: these are pages made, not pages kept."""
+    from django.core.cache import caches
+    from django.test import Client
+
+    from septet_platform.web.page_cache import CACHE_ALIAS
+
+    site = Client(HTTP_HOST="127.0.0.1", HTTP_ACCEPT_ENCODING="gzip")
+    rng = random.Random(7)
+    spent: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    for index in range(len(KINDS) * (requests + 5)):
+        kind = KINDS[index % len(KINDS)]
+        path = _paths(kind, plan, rng)
+        caches[CACHE_ALIAS].clear()
+        began = time.thread_time()
+        response = site.get(path)
+        elapsed = (time.thread_time() - began) * 1000
+        if response.status_code != 200:
+            raise SystemExit(f"{path}: HTTP {response.status_code}")
+        if index >= len(KINDS) * 5:  # the first five of each warm the process
+            spent[kind].append(elapsed)
+    return spent
+
+
+def cpu_report(spent: dict[str, list[float]]) -> None:
+    print(f"\n{'page':<8} {'requests':>8} {'median':>8} {'mean':>8} {'p95':>8}   CPU ms per page, in-process")
+    for kind in KINDS:
+        values = spent[kind]
+        print(
+            f"{kind:<8} {len(values):>8} {statistics.median(values):>8.2f} {statistics.fmean(values):>8.2f}"
+            f" {_percentile(values, 0.95):>8.2f}"
+        )
+    everything = [value for values in spent.values() for value in values]
+    middle, mean = statistics.median(everything), statistics.fmean(everything)
+    print(f"all      {len(everything):>8} {middle:>8.2f} {mean:>8.2f}")
+
+
+@contextlib.contextmanager
+def benchmark_database(
+    args: argparse.Namespace, scratch: Path
+) -> Iterator[tuple[str, str, Path, Path | None]]:
+    """(DATABASE_URL, a description, the data folder, the kept plan or None): a throwaway database,
+    or with --keep a SQLite file, data folder and plan kept in that folder for the next run."""
+    if args.keep is None:
+        with throwaway_database(args.sqlite, scratch) as (url, described):
+            yield url, described, scratch / "data", None
+        return
+    folder = Path(args.keep).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = folder / f"plan-{args.bots}-{args.matches}.json"
+    database = folder / f"bench-{args.bots}-{args.matches}.sqlite3"
+    if not plan.exists():  # an unfinished earlier run leaves no plan: start again
+        database.unlink(missing_ok=True)
+    kept = "kept" if plan.exists() else "made now, kept"
+    yield f"sqlite:///{database}", f"SQLite ({kept} in {folder})", folder / "data", plan
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bots", type=int, default=1000)
@@ -402,10 +475,25 @@ def main() -> None:
         help="up: the site exactly as `septet up` serves it (its gunicorn command and settings)",
     )
     parser.add_argument("--target-ms", type=float, default=TARGET_P95_MS, help="p95 target per page")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument(
+        "--workers", type=int, help="gunicorn worker processes (default 2, or septet up's with --server up)"
+    )
+    parser.add_argument(
+        "--threads", type=int, help="threads per gunicorn worker (default 4, or septet up's with --server up)"
+    )
     parser.add_argument(
         "--sqlite", action="store_true", help="use a temporary SQLite file even if PostgreSQL answers"
+    )
+    parser.add_argument(
+        "--keep",
+        metavar="FOLDER",
+        help="keep the SQLite database, replays and plan in FOLDER and reuse them next time (no generating)",
+    )
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        metavar="N",
+        help="instead of the load: CPU ms per page kind made in this process (N of each), then exit",
     )
     parser.add_argument("--client", nargs=2, metavar=("ADDRESS", "PLAN"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -421,70 +509,45 @@ def main() -> None:
         signal.signal(signum, _stop_on_signal)
     scratch = Path(tempfile.mkdtemp(prefix="septet-web-bench-"))
     try:
-        with contextlib.ExitStack() as stack, throwaway_database(args.sqlite, scratch) as (url, described):
+        with contextlib.ExitStack() as stack:
+            url, described, data, kept = stack.enter_context(benchmark_database(args, scratch))
             print(f"database: {described}")
             env = {
                 **os.environ,
                 "DATABASE_URL": url,
-                "SEPTET_DATA_DIR": str(scratch / "data"),
+                "SEPTET_DATA_DIR": str(data),
                 "DJANGO_SETTINGS_MODULE": "septet_platform.settings.base",
                 "PYTHONPATH": os.pathsep.join([str(ROOT / "platform"), os.environ.get("PYTHONPATH", "")]),
             }
+            helpers: list[int] = []  # processes the site's CPU time includes besides its own
             if args.server == "up":
-                env |= _up_environment(scratch / "data")
-                env["REDIS_URL"] = stack.enter_context(embedded_redis(scratch / "data"))
+                env |= _up_environment(data)
+                env["REDIS_URL"], redis_pid = stack.enter_context(embedded_redis(data))
+                helpers.append(redis_pid)
             os.environ.update(env)
             import django
             from django.core.management import call_command
 
             django.setup()
             call_command("migrate", verbosity=0)
-            began = time.perf_counter()
-            print(f"generating {args.bots} bots and {args.matches} matches ...")
-            plan = generate(args.bots, args.matches)
-            print(f"generated in {time.perf_counter() - began:.0f} s")
-            if "postgres" in url:
-                from django.db import connection
-
-                with connection.cursor() as cursor:
-                    cursor.execute("VACUUM ANALYZE")
+            if kept is not None and kept.exists():
+                plan = json.loads(kept.read_text())
+            else:
+                plan = _generated(args, url)
+                if kept is not None:
+                    kept.write_text(json.dumps(plan))
             from django.db import connections
 
+            if args.cpu:
+                cpu_report(cpu_per_page(plan, args.cpu))
+                connections.close_all()
+                return
             connections.close_all()
             plan_file = scratch / "plan.json"
             plan_file.write_text(json.dumps(plan))
-            server, address = serve(env, args.server, args.workers, args.threads)
-            try:
-                served_by = {
-                    "gunicorn": f"gunicorn ({args.workers} workers x {args.threads} threads)",
-                    "runserver": "runserver",
-                    "up": "as `septet up` serves it: "
-                    + " ".join(Path(word).name for word in _up_web_command(address)),
-                }[args.server]
-                print(f"site: {served_by} at {address}; load: {args.concurrency} threads in a second process")
-                measured = subprocess.run(
-                    [
-                        sys.executable,
-                        __file__,
-                        "--client",
-                        address,
-                        str(plan_file),
-                        "--requests",
-                        str(args.requests),
-                        "--concurrency",
-                        str(args.concurrency),
-                    ],
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                )
-                if measured.stderr:
-                    print(measured.stderr, file=sys.stderr)
-                result = json.loads(measured.stdout)
-            finally:
-                server.terminate()
-                server.wait(timeout=10)
+            result = _load(args, env, plan_file, helpers)
             met = report(result["latencies"], result["seconds"], args.target_ms)
+            _cpu_summary(result)
             print(
                 f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (1 min) at the end"
                 " (the load's latencies include waiting for a core)"
@@ -492,6 +555,102 @@ def main() -> None:
             print("target met" if met else "target MISSED")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _generated(args: argparse.Namespace, url: str) -> dict[str, Any]:
+    began = time.perf_counter()
+    print(f"generating {args.bots} bots and {args.matches} matches ...")
+    plan = generate(args.bots, args.matches)
+    print(f"generated in {time.perf_counter() - began:.0f} s")
+    if "postgres" in url:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+    return plan
+
+
+def _load(
+    args: argparse.Namespace, env: dict[str, str], plan_file: Path, helpers: list[int]
+) -> dict[str, Any]:
+    """Serves the site and runs the load against it from a second process; its latencies, and the
+    CPU seconds the site (its processes and `helpers`) and the load generator spent meanwhile."""
+    server, address = serve(env, args.server, args.workers, args.threads)
+    try:
+        served_by = {
+            "gunicorn": f"gunicorn ({args.workers or 2} workers x {args.threads or 4} threads)",
+            "runserver": "runserver",
+            "up": "as `septet up` serves it: "
+            + " ".join(Path(word).name for word in _up_web_command(address, args.workers, args.threads)),
+        }[args.server]
+        print(f"site: {served_by} at {address}; load: {args.concurrency} threads in a second process")
+        site_before = _cpu_seconds([server.pid, *helpers])
+        load_before = _children_cpu_seconds()
+        measured = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--client",
+                address,
+                str(plan_file),
+                "--requests",
+                str(args.requests),
+                "--concurrency",
+                str(args.concurrency),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        if measured.stderr:
+            print(measured.stderr, file=sys.stderr)
+        result: dict[str, Any] = json.loads(measured.stdout)
+        result["site_cpu"] = _cpu_seconds([server.pid, *helpers]) - site_before
+        result["load_cpu"] = _children_cpu_seconds() - load_before
+        return result
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _cpu_seconds(roots: list[int]) -> float:
+    """User and system CPU seconds of these processes and their descendants so far (Linux /proc)."""
+    parents: dict[int, list[int]] = {}
+    spent: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry.name))
+        spent[int(entry.name)] = int(fields[11]) + int(fields[12])
+    total, todo = 0, list(roots)
+    while todo:
+        pid = todo.pop()
+        total += spent.get(pid, 0)
+        todo += parents.get(pid, [])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu_seconds() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _cpu_summary(result: dict[str, Any]) -> None:
+    """CPU per request of the site and of the load generator: what the machine's cores allow when
+    nothing else runs, whatever else ran during this measurement."""
+    total = sum(len(values) for values in result["latencies"].values())
+    site, load = 1000 * result["site_cpu"] / total, 1000 * result["load_cpu"] / total
+    cores = os.cpu_count() or 1
+    together, alone = cores * 1000 / (site + load), cores * 1000 / site
+    print(
+        f"CPU per request: site {site:.2f} ms (its processes and Redis), load generator {load:.2f} ms;"
+        f" {cores} idle cores would serve at most {together:.0f} requests/s with this load beside the site"
+        f" ({alone:.0f}/s with the load elsewhere)"
+    )
 
 
 if __name__ == "__main__":
