@@ -3,8 +3,8 @@
 A simulated worker process is a Celery worker without bots. One thread consumes the real broker
 queue as a worker's consumer does (Kombu's Redis transport, prefetch = its slots, a message
 acknowledged once its match is done); each slot, an asyncio task, takes a message and then does
-what `matches.services.match_play` does around the referee, through the same services:
-`match_claim`, reading the match and its seats, waiting as long as a real match plays (instead of
+what `matches.services.match_play` does around the referee, through the same services: the claim
+(which reads the match back) and its seats, waiting as long as a real match plays (instead of
 starting bots and playing), `match_record` with a real replay (a real game of the match's game and
 table size, played once per process with random players, with a new match id each time), and
 `ratings_apply`. The database calls run on a few threads of the process, each with its own
@@ -170,36 +170,48 @@ class Outcomes:
         return play_match(game, players, seed=seed, match_id=new_match_id())
 
 
-def claim(match_id: int, worker: str, outcomes: Outcomes) -> tuple[int, Any] | None:
-    """As match_play before the referee plays: the claim, the match, its seats; with the outcome
-    the match will record. None when the match is not claimed."""
+@dataclass(frozen=True)
+class Claimed:
+    """A match this worker holds, as match_play holds it while the referee plays."""
+
+    match: Any  # the Match row read back by the claim, with its ladder
+    seats: list[Any]
+    outcome: Any  # what the referee would have returned
+
+    @property
+    def attempt(self) -> int:
+        return int(self.match.attempt)
+
+
+def claim(match_id: int, worker: str, outcomes: Outcomes) -> Claimed | None:
+    """As match_play before the referee plays: the claim (which reads the match back), its seats;
+    with the outcome the match will record. None when the match is not claimed."""
     from septet_platform.matches import services, storage
-    from septet_platform.matches.models import Match, Seat
+    from septet_platform.matches.models import Seat
 
     if not storage.replays_writable().ok:
         return None
-    attempt = services.match_claim(match_id=match_id, worker=worker)
-    if attempt is None:
+    match = services._claimed(match_id=match_id, worker=worker)  # what match_play calls
+    if match is None:
         return None
-    match = Match.objects.select_related("ladder", "tournament").get(pk=match_id)
     seats = list(Seat.objects.filter(match=match).select_related("bot_version__bot").order_by("seat"))
-    return attempt, outcomes.get(match.ladder.game, len(seats), match.seed)
+    return Claimed(match, seats, outcomes.get(match.ladder.game, len(seats), match.seed))
 
 
-def record_and_rate(
-    match_id: int, attempt: int, outcome: Any, writer: str
-) -> tuple[bool, tuple[float, float], tuple[float, float]]:
+def record_and_rate(claimed: Claimed, writer: str) -> tuple[bool, tuple[float, float], tuple[float, float]]:
     """As match_play after the referee: the record, then the ratings; (recorded, and the wall and
     CPU seconds of each)."""
     from septet_platform.matches import services
-    from septet_platform.matches.models import Match
 
+    match = claimed.match
     started, started_cpu = time.perf_counter(), time.thread_time()
-    recorded = services.match_record(match_id=match_id, attempt=attempt, outcome=outcome, logs={})
+    recorded = services.match_record(
+        match_id=match.pk, attempt=claimed.attempt, outcome=claimed.outcome, logs={}, seats=claimed.seats
+    )
     recorded_at, recorded_cpu = time.perf_counter(), time.thread_time()
-    if recorded:
+    if recorded and match.rated:
         apply = per_match_ratings_apply if writer == "per-match" else _batched_ratings_apply()
-        apply(match=Match.objects.get(pk=match_id))
+        apply(match=match)
     return (
         recorded,
         (recorded_at - started, recorded_cpu - started_cpu),
@@ -269,17 +281,16 @@ class _SimulatedWorker:
         if claimed is None:
             self.report.not_claimed += 1
             return
-        attempt, outcome = claimed
-        jitter = self.config.jitter
+        jitter = self.config.jitter  # the match plays
         await asyncio.sleep(self.config.match_seconds * random.uniform(1 - jitter, 1 + jitter))
         (recorded, record, rate), record_wait, _, _ = await self._on_database(
-            record_and_rate, match_id, attempt, outcome, self.config.writer
+            record_and_rate, claimed, self.config.writer
         )
         if recorded:
             self.report.done.append(
                 Done(
                     match_id,
-                    attempt,
+                    claimed.attempt,
                     time.time(),
                     waited,
                     claim_wait + record_wait,

@@ -79,10 +79,10 @@ def test_the_check_passes_a_clean_run_and_reports_every_fault_made_on_purpose(
     outcomes = workers.Outcomes(referee=False)
     reported: list[tuple[int, int]] = []
     for match in played:
-        attempt, outcome = workers.claim(match.pk, "simulated", outcomes)
-        recorded, _, _ = workers.record_and_rate(match.pk, attempt, outcome, "batched")
+        claimed = workers.claim(match.pk, "simulated", outcomes)
+        recorded, _, _ = workers.record_and_rate(claimed, "batched")
         assert recorded
-        reported.append((match.pk, attempt))
+        reported.append((match.pk, claimed.attempt))
     queued = {waiting.pk}
 
     clean = _check(checker, replays, reported, queued)

@@ -163,18 +163,15 @@ def ratings_held(*, ladder: Ladder, versions: Sequence[BotVersion]) -> dict[int,
 def ratings_apply(*, match: Match) -> list[RatingChange]:
     """Applies `match`, and every other match of its ladder waiting to be rated, unless another
     writer holds the ladder's lock (it then applies them: see the module docstring); returns the
-    match's own RatingChanges in seat order when this call applied it, else []. A match already
-    applied, unrated, aborted or cancelled gets none; one not finished, or finished without ranks,
-    raises RatingError and nothing at all is changed.
+    match's own RatingChanges in seat order when this call applied it, else []. `match` may be a
+    copy read before the match was recorded (its status is read again). A match already applied,
+    unrated, aborted or cancelled gets none; one not finished, or finished without ranks, raises
+    RatingError and nothing at all is changed.
 
     A two-seat match of a duplicate set is rated with its set (SETS_RATED_ONCE_AT): by the batch
     that finds no rotation left to play, on the last finished rotation; [] for the others."""
     if match.ratings_applied or not match.rated:  # neither is ever undone: `match` may be a copy
         return []
-    if match.status in _WAITING:  # unless this copy is older than the match's record
-        current = Match.objects.only(*_MATCH_FIELDS).get(pk=match.pk)
-        if current.status in _WAITING:
-            raise RatingError(f"match {match.pk} is {current.status}, not finished: nothing to rate yet")
     batch = _apply_waiting(match.ladder_id, requested=match.pk)  # reads the match again, locked
     if batch is None:
         return []
@@ -208,7 +205,7 @@ def _apply_waiting(ladder_id: int, *, requested: int | None) -> _Batch | None:
             locked = time.perf_counter()
             matches = list(_waiting(ladder_id, passed_over).only(*_MATCH_FIELDS)[:BATCH_LIMIT])
             if requested is not None and requested not in {match.pk for match in matches}:
-                matches += Match.objects.filter(pk=requested, ratings_applied=False).only(*_MATCH_FIELDS)
+                matches += _requested(requested)
             batch = _Batch(ladder, matches, requested=requested)
             batch.apply()
             if log.isEnabledFor(logging.DEBUG):  # what benchmarks/central_ceiling.py counts
@@ -223,6 +220,15 @@ def _apply_waiting(ladder_id: int, *, requested: int | None) -> _Batch | None:
         if not _waiting(ladder_id, passed_over).exists():
             break
     return first
+
+
+def _requested(match_id: int) -> list[Match]:
+    """The caller's match when it is not among those waiting: [] if already applied; RatingError
+    (the round's transaction rolls back) if it is not finished."""
+    match = Match.objects.only(*_MATCH_FIELDS).get(pk=match_id)
+    if match.status in _WAITING:
+        raise RatingError(f"match {match_id} is {match.status}, not finished: nothing to rate yet")
+    return [] if match.ratings_applied else [match]
 
 
 def _waiting(ladder_id: int, passed_over: set[int]) -> models.QuerySet[Match]:
