@@ -636,9 +636,11 @@ def _print_step(step: Step, steps: list[Step]) -> None:
     earlier = [s for s in steps[:-1] if s.writer == step.writer]
     growth = f"x{step.per_minute / earlier[-1].per_minute:.2f}" if earlier and earlier[-1].per_minute else ""
     cpu = {part: step.per_match_ms(seconds) for part, seconds in step.cpu.items()}
+    ours = sum(step.cpu.values()) / step.seconds
     print(
         f"{step.workers:4d} workers ({step.writer}): {step.per_minute:7.0f} rated/min {growth:6s}| "
-        f"machine {step.machine_busy:.2f}/{step.cores} cores | CPU ms/match: workers {cpu['workers']:.1f}, "
+        f"machine {step.machine_busy:.2f}/{step.cores} cores busy, this run's {ours:.2f} | "
+        f"CPU ms/match: workers {cpu['workers']:.1f}, "
         f"postgres {cpu['postgres']:.1f}, redis {cpu['redis']:.2f}, beat {cpu['beat']:.2f}",
         flush=True,
     )
@@ -695,7 +697,8 @@ def _saturation(steps: list[Step]) -> list[str]:
             (
                 beyond.machine_busy / beyond.cores,
                 f"this machine's CPU: {beyond.machine_busy:.2f} of {beyond.cores} cores busy at "
-                f"{beyond.workers} workers (CPU ms per match: {shares}; the simulated workers' share "
+                f"{beyond.workers} workers, {sum(beyond.cpu.values()) / beyond.seconds:.2f} of them this "
+                f"run's processes (CPU ms per match: {shares}; the simulated workers' share "
                 f"would sit on worker machines in a real league)",
             )
         )
