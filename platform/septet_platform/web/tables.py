@@ -26,6 +26,7 @@ from django.utils.safestring import SafeData, SafeString, mark_safe
 
 from septet_platform.ladders.selectors import Standing
 from septet_platform.web.bot_page import DuplicateSet, DuplicateSummary, ResultRow, VersionRow
+from septet_platform.web.selectors import SeatShown
 
 PROVISIONAL = format_html(
     ' <span class="muted provisional" title="{}">provisional</span>',
@@ -189,3 +190,41 @@ def _version_row(row: VersionRow) -> str:
         f"<td>{games_text}</td><td>{escape(date_text(row.created))}</td>"
         f"<td>{escape(date_text(row.qualified) or '–')}</td></tr>"
     )
+
+
+def time_element(moment: datetime) -> SafeString:
+    """A <time> as the match page draws it: `date:'c'` in its attribute, `date:"Y-m-d H:i:s"` shown."""
+    local = timezone.localtime(moment) if timezone.is_aware(moment) else moment
+    shown = local.strftime("%Y-%m-%d %H:%M:%S")
+    return mark_safe(f'<time datetime="{escape(local.isoformat())}">{escape(shown)}</time>')
+
+
+def match_seat_rows(seats: Iterable[SeatShown], *, owned: frozenset[int]) -> SafeString:
+    """The match page's seating: seat, bot (linked, with its version), owner, rank, score and
+    forfeit; a forfeit's reason only for the seats in `owned` (the viewer's own bots')."""
+    return mark_safe("\n".join(_seat_row(seat, owned) for seat in seats))
+
+
+def _seat_row(seat: SeatShown, owned: frozenset[int]) -> str:
+    if seat.forfeit_status:
+        reason = f': <span class="reason">{escape(seat.forfeit_reason)}</span>' if seat.seat in owned else ""
+        forfeit = f"<strong>{escape(seat.forfeit_status)}</strong>{reason}"
+    else:
+        forfeit = "–"
+    return (
+        f'<tr><td class="num">{seat.seat:d}</td>'
+        f'<td><a href="{bot_path(seat.bot)}">{escape(seat.bot)}</a>'
+        f' <span class="muted">v{seat.version:d}</span></td>'
+        f"<td>{escape(seat.owner)}</td>"
+        f'<td class="num">{"–" if seat.rank is None else f"{seat.rank:d}"}</td>'
+        f'<td class="num">{"–" if seat.score is None else f"{seat.score:d}"}</td>'
+        f"<td>{forfeit}</td></tr>"
+    )
+
+
+def rounds_head(seats: Iterable[SeatShown]) -> SafeString:
+    """The rounds table's two header rows: a column pair (points, total) per seat's bot."""
+    seated = list(seats)
+    names = "".join(f'<th colspan="2">{escape(seat.bot)}</th>' for seat in seated)
+    pairs = "<th>points</th><th>total</th>" * len(seated)
+    return mark_safe(f'<tr><th rowspan="2">Round</th>{names}</tr>\n<tr>{pairs}</tr>')

@@ -133,8 +133,18 @@ def match(request: HttpRequest, match_id: int) -> HttpResponse:
         detail = selectors.match_detail(match_id=match_id, viewer=request.user)
     except Match.DoesNotExist as missing:
         raise Http404(str(missing)) from None
-    live = detail.match.status in LIVE_STATUSES
-    response = render(request, "web/match.html", {"detail": detail, "match": detail.match, "live": live})
+    match = detail.match
+    live = match.status in LIVE_STATUSES
+    context = {
+        "detail": detail,
+        "match": match,
+        "live": live,
+        "seat_rows": tables.match_seat_rows(detail.seats, owned=detail.owned_seats),
+        "rounds_head": tables.rounds_head(detail.seats),
+        "started": tables.time_element(match.started) if match.started else "",
+        "finished": tables.time_element(match.finished) if match.finished else "",
+    }
+    response = render(request, "web/match.html", context)
     if live:  # its script reloads it once the match is over: that reload must get the new page
         response["Cache-Control"] = "no-store"
     return response
