@@ -23,7 +23,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
-from django.db import connection
 from django.db.models import QuerySet
 
 from referee.engine import replay as replays
@@ -117,7 +116,7 @@ def _sorted(rows: list[_Row], sort: str) -> list[_Row]:
     return sorted(rows, key=lambda row: _sortable(getattr(row, key)), reverse=descending)
 
 
-_LADDER_FIELDS, _LADDER_COLUMNS = sql.columns(Ladder)
+_, _LADDER_COLUMNS = sql.columns(Ladder)
 _LADDER_SQL = f"SELECT {_LADDER_COLUMNS} FROM {sql.table(Ladder)} WHERE game = %s"
 
 
@@ -127,7 +126,8 @@ def ladder_named(game: str) -> Ladder:
     found = sql.fetch(_LADDER_SQL, [game])
     if not found:
         raise Ladder.DoesNotExist(f"no ladder for game {game!r}")
-    return Ladder.from_db(connection.alias, _LADDER_FIELDS, found[0])
+    ladder: Ladder = sql.instance(Ladder, found[0])
+    return ladder
 
 
 def _rating_times(ladder: Ladder, version_ids: list[int]) -> dict[int, datetime]:
