@@ -56,7 +56,7 @@ CHART_POINTS = 200
 """The rating-history chart shows a ladder's last this many rating changes of a bot."""
 
 STATUS_LABELS: dict[str, str] = {str(value): str(label) for value, label in Match.Status.choices}
-
+VERSION_STATUS_LABELS: dict[str, str] = {str(value): str(label) for value, label in BotVersion.Status.choices}
 
 SEATS = table(Seat)
 MATCHES = table(Match)
@@ -64,6 +64,7 @@ LADDERS = table(Ladder)
 VERSIONS = table(BotVersion)
 BOTS = table(Bot)
 USERS = table(get_user_model())
+USERNAME = get_user_model()._meta.get_field(get_user_model().USERNAME_FIELD).column
 RATINGS = table(Rating)
 CHANGES = table(RatingChange)
 WAITING_SQL = literals(WAITING)
@@ -114,10 +115,8 @@ class VersionRow:
         return str(self.manifest.get("description", "") or "") if isinstance(self.manifest, dict) else ""
 
 
-VERSION_STATUS_LABELS: dict[str, str] = {str(value): str(label) for value, label in BotVersion.Status.choices}
-
 _BOT_SQL = f"""
-SELECT b.id, b.name, b.owner_id, u.username, b.is_house, b.created
+SELECT b.id, b.name, b.owner_id, u.{USERNAME}, b.is_house, b.created
 FROM {BOTS} b JOIN {USERS} u ON u.id = b.owner_id
 WHERE b.name = %s"""
 

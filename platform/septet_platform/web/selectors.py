@@ -249,6 +249,7 @@ class SeatShown(NamedTuple):
     forfeit_reason: str
 
 
+_USERNAME = get_user_model()._meta.get_field(get_user_model().USERNAME_FIELD).column
 _MATCH_FIELDS, _MATCH_COLUMNS = sql.columns(Match, "m")
 _, _LADDER_JOINED = sql.columns(Ladder, "l")
 _, _TOURNAMENT_JOINED = sql.columns(Tournament, "t")
@@ -260,7 +261,7 @@ FROM {sql.table(Match)} m
 WHERE m.id = %s"""
 
 _SEATS_SQL = f"""
-SELECT s.seat, b.name, v.number, u.username, s.rank, s.score, s.forfeit_status, s.forfeit_reason
+SELECT s.seat, b.name, v.number, u.{_USERNAME}, s.rank, s.score, s.forfeit_status, s.forfeit_reason
 FROM {sql.table(Seat)} s
     JOIN {sql.table(BotVersion)} v ON v.id = s.bot_version_id
     JOIN {sql.table(Bot)} b ON b.id = v.bot_id
