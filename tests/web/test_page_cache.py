@@ -108,6 +108,17 @@ def test_a_new_result_shows_on_the_bot_and_ladder_pages_once_the_pages_time_is_u
     assert ladder["alpha"] == {row.bot: row.games for row in games_before}["alpha"] + 1
 
 
+def test_a_ladder_page_is_kept_for_anonymous_visitors_and_made_for_the_signed_in(
+    client: Client, site: Site, pages_kept: Any
+) -> None:
+    page = "/ladders/oh-hell/?sort=bot"
+    kept = _text(client.get(page))
+    _rename_bot("beta", "beta-renamed")
+    ladder_rows_forget()  # the ranking is kept too: only the page cache can hold the old name now
+    assert _text(client.get(page)) == kept and "beta-renamed" not in kept
+    assert "beta-renamed" in _text(signed_in(site.bob).get(page))
+
+
 def test_a_request_with_a_session_is_never_answered_from_the_cache(
     client: Client, site: Site, pages_kept: Any
 ) -> None:

@@ -45,6 +45,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@anonymous_page_cache
 def ladder(request: HttpRequest, game: str) -> HttpResponse:
     """A game's standings, a page at a time, sorted as the query string asks."""
     try:
