@@ -151,10 +151,20 @@ class CpuGroup:
             return None
         return int((self.path / "cpuacct.usage").read_text()) / 1e9
 
-    def remove(self) -> None:
-        if self.path is not None:
-            with contextlib.suppress(OSError):
+    def remove(self, timeout: float = 15.0) -> None:
+        """Removes the group once the worker's last process (a bot dying after it) has left it."""
+        if self.path is None:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
                 self.path.rmdir()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    print(f"could not remove the control group {self.path}", file=sys.stderr)
+                    return
+                time.sleep(0.2)
 
 
 class TreeSampler:
