@@ -15,6 +15,12 @@ tree's engine, so the figures compare the searches, not the engines. Printed per
 - worlds/s: worlds sampled and built alone (no rollouts);
 - the ratios SDK / REV.
 
+With `--quality N`, also the quality of the decisions at the same number of rollouts
+(`--rollouts`, default 80): for N positions per game id, the mean regret of each search's choice
+under the action means of a long search (`--converged` worlds, no race): REV's search, the SDK's
+without and with its race (how well a search spends a fixed number of rollouts; no belief, which
+changes the reference itself).
+
 CPU time of this process is measured (time.process_time), so other load on a shared machine
 counts less.
 """
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import random
 import statistics
 import subprocess
@@ -172,6 +179,41 @@ def measure(game_id: str, old_search: ModuleType, old_bot: ModuleType, args: arg
     )
 
 
+def quality(game_id: str, old_search: ModuleType, old_bot: ModuleType, args: argparse.Namespace) -> None:
+    """How close each search's choice comes to the converged one, at the same number of rollouts:
+    the regret of the chosen action under the means of a search of `--converged` worlds."""
+    game = get_game(game_id)
+    table = positions(game, args.players or TABLES[game_id], args.quality, seed=7)
+    cap = args.rollouts
+    regrets: dict[str, list[float]] = {"before": [], "SDK": [], "SDK raced": []}
+    for index, (info, legal) in enumerate(table):
+        converged = sdk.search(
+            info, legal, random.Random(10**6 + index), sdk.Budget(1e9, args.converged), race=False
+        )
+        best = max(converged.means.values())
+        worlds = max(1, cap // len(legal))
+        chosen = {
+            "before": old_search.search(
+                info, legal, old_bot.SAMPLERS[game_id], old_search.Budget(1e9, worlds), random.Random(index)
+            ).chosen,
+            "SDK": sdk.search(
+                info, legal, random.Random(index), sdk.Budget(1e9, 10**6, cap), race=False
+            ).chosen,
+            "SDK raced": sdk.search(info, legal, random.Random(index), sdk.Budget(1e9, 10**6, cap)).chosen,
+        }
+        for name, action in chosen.items():
+            regrets[name].append(best - converged.means[action])
+    line = [f"{game_id:20} {len(table):3} positions, {cap} rollouts a decision | mean regret (points):"]
+    for name, values in regrets.items():
+        gaps = [mine - theirs for mine, theirs in zip(values, regrets["before"], strict=True)]
+        error = statistics.stdev(gaps) / math.sqrt(len(gaps)) if len(gaps) > 1 else 0.0
+        line.append(
+            f"{name} {statistics.mean(values):.3f}"
+            + ("" if name == "before" else f" ({statistics.mean(gaps):+.3f} +- {error:.3f})")
+        )
+    print(" ".join(line[:1]) + " " + ", ".join(line[1:]), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -182,6 +224,19 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=24, help="positions per game id (default 24)")
     parser.add_argument("--worlds", type=int, default=12, help="worlds per position and search (default 12)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians are printed")
+    parser.add_argument(
+        "--quality",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also: the regret of N positions' choices (see doc)",
+    )
+    parser.add_argument(
+        "--rollouts", type=int, default=80, help="rollouts a decision for --quality (default 80)"
+    )
+    parser.add_argument(
+        "--converged", type=int, default=300, help="worlds of the reference search (default 300)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="septet-search-before-") as folder:
         old_search, old_bot = load_before(args.before, Path(folder))
@@ -191,6 +246,13 @@ def main() -> None:
         )
         for game_id in args.game or list(all_games()):
             measure(game_id, old_search, old_bot, args)
+        if args.quality:
+            print(
+                f"decision quality: regret of the choice under the means of a {args.converged}-world search "
+                f"(no belief), lower is better; difference to before +- its standard error"
+            )
+            for game_id in args.game or list(all_games()):
+                quality(game_id, old_search, old_bot, args)
 
 
 if __name__ == "__main__":

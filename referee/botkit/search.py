@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -51,21 +51,26 @@ __all__ = [
     "Belief",
     "Budget",
     "Constraints",
+    "GreedyPolicy",
     "Horizon",
     "NoWorld",
     "Placement",
     "Policy",
     "SearchReport",
+    "Value",
     "Worlds",
     "bid_belief",
     "greedy_policy",
     "info_round",
+    "points_value",
     "random_policy",
     "relative_points",
     "rollout",
     "round_number",
     "sample_world",
+    "scores_of",
     "search",
+    "standing_value",
     "worlds",
 ]
 
@@ -85,14 +90,21 @@ class Horizon(StrEnum):
     GAME = "game"
 
 
+class GreedyPolicy:
+    """The game's greedy policy, as it plays for the seat to move (from its information state).
+
+    A rollout recognises it and calls the game's greedy directly (a Python call less a step)."""
+
+    def __init__(self, game: Game) -> None:
+        self.information_state, self.greedy = game.information_state, game.greedy
+
+    def __call__(self, state: Any, seat: int, legal: tuple[Action, ...], rng: random.Random) -> Action:
+        return self.greedy(self.information_state(state, seat), legal)
+
+
 def greedy_policy(game: Game) -> Policy:
-    """The game's greedy policy, as it plays for the seat to move (from its information state)."""
-    information_state, greedy = game.information_state, game.greedy
-
-    def policy(state: Any, seat: int, legal: tuple[Action, ...], rng: random.Random) -> Action:
-        return greedy(information_state(state, seat), legal)
-
-    return policy
+    """The game's greedy policy for every seat (`GreedyPolicy`)."""
+    return GreedyPolicy(game)
 
 
 def round_number(game: Game, state: Any) -> int:
@@ -115,12 +127,14 @@ def play_out(
     round_index: int | None = None,
 ) -> Any:
     """The state where a rollout from `state` stops (see `rollout`)."""
-    policy = policy or greedy_policy(game)
+    policy = policy or GreedyPolicy(game)
     rng = rng or random.Random(0)
     to_move, legal_actions, apply = game.to_move, game.legal_actions, game.apply
     start_round = -1
     if horizon is Horizon.ROUND:
         start_round = round_number(game, state) if round_index is None else round_index
+    greedy = policy.greedy if isinstance(policy, GreedyPolicy) else None
+    information_state = game.information_state
     while (decision := to_move(state)) is not None:
         seats = decision.seats
         if not seats:  # chance: a deal (the round is over) or an Oh 7? redeal (it goes on)
@@ -130,7 +144,12 @@ def play_out(
             continue
         for seat in seats:
             legal = legal_actions(state, seat)
-            state = apply(state, seat, legal[0] if len(legal) == 1 else policy(state, seat, legal, rng))
+            if len(legal) == 1:
+                state = apply(state, seat, legal[0])
+            elif greedy is not None:
+                state = apply(state, seat, greedy(information_state(state, seat), legal))
+            else:
+                state = apply(state, seat, policy(state, seat, legal, rng))
     return state
 
 
@@ -149,9 +168,13 @@ def rollout(
     in the information states; subtract the start's to get the round's points (`relative_points`).
     `round_index`, the round `state` is in (`round_number`), saves reading it when known.
     """
-    end = play_out(game, state, policy, rng, horizon, round_index)
-    result = game.result(end)
-    return tuple(result.scores) if result is not None else tuple(game.information_state(end, 0).scores)
+    return scores_of(game, play_out(game, state, policy, rng, horizon, round_index))
+
+
+def scores_of(game: Game, state: Any) -> tuple[int, ...]:
+    """Every player's total score in a state (the result's once the game is over)."""
+    result = game.result(state)
+    return tuple(result.scores) if result is not None else tuple(game.information_state(state, 0).scores)
 
 
 def relative_points(game: Game, before: Sequence[int], after: Sequence[int], seat: int) -> float:
@@ -161,6 +184,32 @@ def relative_points(game: Game, before: Sequence[int], after: Sequence[int], sea
     others = [gain for index, gain in enumerate(gains) if index != seat]
     value = gains[seat] - (sum(others) / len(others) if others else 0.0)
     return value if game.higher_is_better else -value
+
+
+Value = Callable[[Game, Sequence[int], Any, int], float]
+"""(game, scores at the decision, state where a rollout stopped, seat) -> how good that is for the seat."""
+
+
+def points_value(game: Game, before: Sequence[int], end: Any, seat: int) -> float:
+    """The seat's points since the decision minus the others' mean (`relative_points`)."""
+    return relative_points(game, before, scores_of(game, end), seat)
+
+
+RANK_WEIGHT = 100.0
+"""Points a place of rank is worth to `standing_value` when a rollout ends the game."""
+
+
+def standing_value(game: Game, before: Sequence[int], end: Any, seat: int) -> float:
+    """`points_value`, plus `RANK_WEIGHT` per place the seat finishes ahead of the others' mean
+    rank when the rollout ends the game: at the end only the ranks count, so a last round is
+    played for the place (a big lead kept safe, a deficit chased), not for the points."""
+    value = points_value(game, before, end, seat)
+    result = game.result(end)
+    if result is None or result.ranks is None:
+        return value
+    ranks = result.ranks
+    others = [rank for index, rank in enumerate(ranks) if index != seat]
+    return value + RANK_WEIGHT * (sum(others) / len(others) - ranks[seat]) if others else value
 
 
 # Search
@@ -195,8 +244,6 @@ RACE_AFTER = 6
 """Worlds every action is played in before any may drop out of the race."""
 RACE_Z = 2.0
 """An action drops out once its paired deficit to the best is this many standard errors above 0."""
-BELIEF_TRIES = 8
-"""Placements drawn per world when a belief weighs them (see `Worlds.sample_placement`)."""
 
 
 def search(
@@ -209,19 +256,22 @@ def search(
     belief: Belief | None = None,
     horizon: Horizon = Horizon.ROUND,
     race: bool = True,
+    value: Value = points_value,
 ) -> SearchReport:
     """The action with the best mean rollout value over worlds of `info` (determinized Monte-Carlo).
 
-    Each world is sampled (with a `belief`, such as `bid_belief(info)`, weighed by it), every
-    action still in the race is applied in it and played out with `policy` (default greedy, for
-    every seat) to the `horizon`, and valued as the seat's points minus the others' mean
-    (`relative_points`). All actions are tried on the same worlds, so their comparison is paired
-    and not blurred by the luck of the deal. With `race`, after `RACE_AFTER` worlds an action whose
-    paired deficit to the best is clearly (`RACE_Z` standard errors) above zero stops being tried:
-    the time goes to the close calls, and when one action is left the search ends early.
+    Each world is sampled, every action still in the race is applied in it and played out with
+    `policy` (default greedy, for every seat) to the `horizon`, and valued by `value` (default:
+    the seat's points minus the others' mean, `points_value`). All actions are tried on the same
+    worlds, so their comparison is paired and not blurred by the luck of the deal. With a
+    `belief` (such as `bid_belief(info)`) each world counts in proportion to its weight
+    (importance sampling: no world is drawn in vain). With `race`, after `RACE_AFTER` worlds an
+    action whose paired deficit to the best is clearly (`RACE_Z` standard errors) above zero stops
+    being tried: the time goes to the close calls, and when one action is left the search ends.
 
-    It stops at the budget's time or world cap, and never starts a world the time left cannot
-    cover (judged by the last world), except the first. Equal means keep the game's greedy choice.
+    It stops at the budget's time, world or rollout cap, and never starts a world the time left
+    cannot cover (judged by the last world), except the first. Equal means keep the game's greedy
+    choice.
     """
     started = time.perf_counter()
     deadline = started + budget.seconds
@@ -230,10 +280,11 @@ def search(
     greedy_choice = game.greedy(info, legal)
     if len(legal) == 1:
         return SearchReport(0, 0, {legal[0]: 0.0}, legal[0], time.perf_counter() - started, legal)
-    policy = policy or greedy_policy(game)
+    policy = policy or GreedyPolicy(game)
     before = tuple(info.scores)
     start_round = info_round(info)
     values: list[list[float]] = [[] for _ in legal]
+    weights: list[float] = []
     live = list(range(len(legal)))
     worlds_done = rollouts = 0
     last = 0.0
@@ -244,24 +295,21 @@ def search(
             begun + last > deadline or (max_rollouts and rollouts + len(live) > max_rollouts)
         ):
             break
-        world = possible.build(possible.sample_placement(rng, belief, BELIEF_TRIES))
+        placement = possible.sample_placement(rng)
+        weights.append(belief(placement) if belief is not None else 1.0)
+        world = possible.build(placement)
         for index in live:
-            end = rollout(game, game.apply(world, seat, legal[index]), policy, rng, horizon, start_round)
-            values[index].append(relative_points(game, before, end, seat))
+            end = play_out(game, game.apply(world, seat, legal[index]), policy, rng, horizon, start_round)
+            values[index].append(value(game, before, end, seat))
         rollouts += len(live)
         worlds_done += 1
         if race and worlds_done >= RACE_AFTER:
-            live = _race(values, live, greedy_choice, legal)
+            live = _race(values, weights, live, greedy_choice, legal)
         last = time.perf_counter() - begun
-    means = {
-        legal[index]: sum(values[index]) / len(values[index]) for index in range(len(legal)) if values[index]
-    }
+    means = {legal[index]: _mean(values[index], weights) for index in range(len(legal)) if values[index]}
     best = max(
         live,
-        key=lambda index: (
-            sum(values[index]) / max(1, len(values[index]))
-            + (GREEDY_TIE_BONUS if legal[index] == greedy_choice else 0.0)
-        ),
+        key=lambda index: means[legal[index]] + (GREEDY_TIE_BONUS if legal[index] == greedy_choice else 0.0),
     )
     return SearchReport(
         worlds_done,
@@ -273,14 +321,35 @@ def search(
     )
 
 
+def _mean(values: Sequence[float], weights: Sequence[float]) -> float:
+    """The weighted mean of values (the first len(values) weights); the plain mean if all are 0."""
+    total = sum(weights[: len(values)])
+    if total <= 0:
+        return sum(values) / len(values)
+    return sum(weight * value for weight, value in zip(weights, values, strict=False)) / total
+
+
 def _race(
-    values: list[list[float]], live: list[int], greedy_choice: Action, legal: tuple[Action, ...]
+    values: list[list[float]],
+    weights: list[float],
+    live: list[int],
+    greedy_choice: Action,
+    legal: tuple[Action, ...],
 ) -> list[int]:
-    """The actions still in the race: those whose paired deficit to the leader is not clear."""
-    count = len(values[live[0]])
+    """The actions still in the race: those whose paired deficit to the leader is not clear.
+
+    The live actions were all tried in every world so far; with weights, the deficit's mean and
+    standard error are the weighted ones, over the effective number of worlds."""
+    total = sum(weights)
+    squares = sum(weight * weight for weight in weights)
+    effective = total * total / squares if squares > 0 else 0.0
+    if effective < 2:
+        return live
     leader = max(
         live,
-        key=lambda index: sum(values[index]) + (GREEDY_TIE_BONUS if legal[index] == greedy_choice else 0.0),
+        key=lambda index: (
+            _mean(values[index], weights) + (GREEDY_TIE_BONUS if legal[index] == greedy_choice else 0.0)
+        ),
     )
     best = values[leader]
     kept = []
@@ -289,9 +358,9 @@ def _race(
             kept.append(index)
             continue
         gaps = [high - low for high, low in zip(best, values[index], strict=True)]
-        mean = sum(gaps) / count
-        variance = sum((gap - mean) ** 2 for gap in gaps) / (count - 1)
-        clearly_worse = mean > 0 and mean * math.sqrt(count) > RACE_Z * math.sqrt(variance)
-        if not clearly_worse:
+        mean = sum(weight * gap for weight, gap in zip(weights, gaps, strict=True)) / total
+        spread = sum(weight * (gap - mean) ** 2 for weight, gap in zip(weights, gaps, strict=True)) / total
+        error = math.sqrt(spread / (effective - 1))
+        if not (mean > 0 and mean > RACE_Z * error):
             kept.append(index)
     return kept
