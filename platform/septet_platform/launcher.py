@@ -40,7 +40,10 @@ TICK_SECONDS = 0.5
 REDIS_START_SECONDS = 30.0
 MAX_SOCKET_PATH = 100
 WEB_WORKERS = 2
-WEB_THREADS = 8
+WEB_THREADS = 4
+"""gunicorn's threads per worker: 4 answered 50 clients with a lower worst page-kind p95 than 8 in
+six interleaved runs of benchmarks/web_load.py (fewer requests share a process's interpreter at
+once, so a long page no longer stretches while short ones crowd it; docs/operations.md)."""
 
 
 def _parser() -> argparse.ArgumentParser:
