@@ -244,6 +244,8 @@ RACE_AFTER = 6
 """Worlds every action is played in before any may drop out of the race."""
 RACE_Z = 2.0
 """An action drops out once its paired deficit to the best is this many standard errors above 0."""
+BELIEF_TRIES = 8
+"""Placements drawn per world when a belief weighs them (see `Worlds.sample_placement`)."""
 
 
 def search(
@@ -260,14 +262,15 @@ def search(
 ) -> SearchReport:
     """The action with the best mean rollout value over worlds of `info` (determinized Monte-Carlo).
 
-    Each world is sampled, every action still in the race is applied in it and played out with
-    `policy` (default greedy, for every seat) to the `horizon`, and valued by `value` (default:
-    the seat's points minus the others' mean, `points_value`). All actions are tried on the same
-    worlds, so their comparison is paired and not blurred by the luck of the deal. With a
-    `belief` (such as `bid_belief(info)`) each world counts in proportion to its weight
-    (importance sampling: no world is drawn in vain). With `race`, after `RACE_AFTER` worlds an
-    action whose paired deficit to the best is clearly (`RACE_Z` standard errors) above zero stops
-    being tried: the time goes to the close calls, and when one action is left the search ends.
+    Each world is sampled (with a `belief`, such as `bid_belief(info)`, up to `BELIEF_TRIES`
+    placements are drawn and each kept with the probability the belief gives it, else the
+    likeliest), every action still in the race is applied in it and played out with `policy`
+    (default greedy, for every seat) to the `horizon`, and valued by `value` (default: the seat's
+    points minus the others' mean, `points_value`). All actions are tried on the same worlds, so
+    their comparison is paired and not blurred by the luck of the deal. With `race`, after
+    `RACE_AFTER` worlds an action whose paired deficit to the best is clearly (`RACE_Z` standard
+    errors) above zero stops being tried: the time goes to the close calls, and when one action is
+    left the search ends.
 
     It stops at the budget's time, world or rollout cap, and never starts a world the time left
     cannot cover (judged by the last world), except the first. Equal means keep the game's greedy
@@ -284,7 +287,6 @@ def search(
     before = tuple(info.scores)
     start_round = info_round(info)
     values: list[list[float]] = [[] for _ in legal]
-    weights: list[float] = []
     live = list(range(len(legal)))
     worlds_done = rollouts = 0
     last = 0.0
@@ -295,18 +297,18 @@ def search(
             begun + last > deadline or (max_rollouts and rollouts + len(live) > max_rollouts)
         ):
             break
-        placement = possible.sample_placement(rng)
-        weights.append(belief(placement) if belief is not None else 1.0)
-        world = possible.build(placement)
+        world = possible.build(possible.sample_placement(rng, belief, BELIEF_TRIES))
         for index in live:
             end = play_out(game, game.apply(world, seat, legal[index]), policy, rng, horizon, start_round)
             values[index].append(value(game, before, end, seat))
         rollouts += len(live)
         worlds_done += 1
         if race and worlds_done >= RACE_AFTER:
-            live = _race(values, weights, live, greedy_choice, legal)
+            live = _race(values, live, greedy_choice, legal)
         last = time.perf_counter() - begun
-    means = {legal[index]: _mean(values[index], weights) for index in range(len(legal)) if values[index]}
+    means = {
+        legal[index]: sum(values[index]) / len(values[index]) for index in range(len(legal)) if values[index]
+    }
     best = max(
         live,
         key=lambda index: means[legal[index]] + (GREEDY_TIE_BONUS if legal[index] == greedy_choice else 0.0),
@@ -321,35 +323,15 @@ def search(
     )
 
 
-def _mean(values: Sequence[float], weights: Sequence[float]) -> float:
-    """The weighted mean of values (the first len(values) weights); the plain mean if all are 0."""
-    total = sum(weights[: len(values)])
-    if total <= 0:
-        return sum(values) / len(values)
-    return sum(weight * value for weight, value in zip(weights, values, strict=False)) / total
-
-
 def _race(
-    values: list[list[float]],
-    weights: list[float],
-    live: list[int],
-    greedy_choice: Action,
-    legal: tuple[Action, ...],
+    values: list[list[float]], live: list[int], greedy_choice: Action, legal: tuple[Action, ...]
 ) -> list[int]:
-    """The actions still in the race: those whose paired deficit to the leader is not clear.
-
-    The live actions were all tried in every world so far; with weights, the deficit's mean and
-    standard error are the weighted ones, over the effective number of worlds."""
-    total = sum(weights)
-    squares = sum(weight * weight for weight in weights)
-    effective = total * total / squares if squares > 0 else 0.0
-    if effective < 2:
-        return live
+    """The actions still in the race: those whose paired deficit to the leader is not clear (the
+    live actions were all tried in every world so far)."""
+    count = len(values[live[0]])
     leader = max(
         live,
-        key=lambda index: (
-            _mean(values[index], weights) + (GREEDY_TIE_BONUS if legal[index] == greedy_choice else 0.0)
-        ),
+        key=lambda index: sum(values[index]) + (GREEDY_TIE_BONUS if legal[index] == greedy_choice else 0.0),
     )
     best = values[leader]
     kept = []
@@ -358,9 +340,9 @@ def _race(
             kept.append(index)
             continue
         gaps = [high - low for high, low in zip(best, values[index], strict=True)]
-        mean = sum(weight * gap for weight, gap in zip(weights, gaps, strict=True)) / total
-        spread = sum(weight * (gap - mean) ** 2 for weight, gap in zip(weights, gaps, strict=True)) / total
-        error = math.sqrt(spread / (effective - 1))
-        if not (mean > 0 and mean > RACE_Z * error):
+        mean = sum(gaps) / count
+        variance = sum((gap - mean) ** 2 for gap in gaps) / (count - 1)
+        clearly_worse = mean > 0 and mean * math.sqrt(count) > RACE_Z * math.sqrt(variance)
+        if not clearly_worse:
             kept.append(index)
     return kept

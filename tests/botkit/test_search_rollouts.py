@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from search_positions import positions, some_positions
 
 from referee.botkit.search import (
+    BELIEF_TRIES,
     Budget,
     Horizon,
     Placement,
@@ -208,33 +209,29 @@ def test_no_belief_in_games_or_rounds_without_bids() -> None:
     assert bid_belief(oh_hell.information_state(state, first.seats[0])) is None, "nobody has bid yet"
 
 
-def test_a_belief_weighs_worlds_and_a_flat_one_changes_nothing() -> None:
-    """Weights multiply each world's rollouts: a flat belief gives the plain search's means; a
-    belief that keeps only the worlds where an opponent holds the ace of trumps gives the means of
-    those worlds alone."""
+def test_a_belief_chooses_the_worlds_searched() -> None:
+    """With a belief, each world is drawn until the belief keeps one (at most BELIEF_TRIES
+    placements): a belief that wants an opponent holding the ace of trumps gets such worlds, and
+    the search's means are those of exactly these worlds."""
     game = get_game("oh-hell")
     state, seat = next(positions(game, 3, seed=4))
     info, legal = game.information_state(state, seat), game.legal_actions(state, seat)
-    budget = Budget(seconds=60.0, max_worlds=30)
-    plain = search(info, legal, random.Random(5), budget, race=False)
-    flat = search(info, legal, random.Random(5), budget, race=False, belief=lambda placement: 0.5)
-    assert flat.means == pytest.approx(plain.means)
-    ace = "A" + info.trump
-    other = (seat + 1) % 3
+    ace, other = "A" + info.trump, (seat + 1) % 3
 
     def holds_ace(placement: Placement) -> float:
         return 1.0 if ace in placement.hands[other] else 0.0
 
-    weighted = search(info, legal, random.Random(5), budget, race=False, belief=holds_ace)
     possible = worlds(info)
     rng = random.Random(5)
-    kept: dict[Any, list[float]] = {action: [] for action in legal}
+    drawn = [possible.sample_placement(rng, holds_ace, tries=50) for _ in range(30)]
+    assert all(ace in placement.hands[other] for placement in drawn)
+
+    weighted = search(info, legal, random.Random(5), Budget(60.0, 30), race=False, belief=holds_ace)
+    rng = random.Random(5)
+    values: dict[Any, list[float]] = {action: [] for action in legal}
     for _ in range(30):
-        placement = possible.sample_placement(rng)
-        world = possible.build(placement)
+        world = possible.build(possible.sample_placement(rng, holds_ace, BELIEF_TRIES))
         for action in legal:
             end = rollout(game, game.apply(world, seat, action), rng=rng)
-            if holds_ace(placement):
-                kept[action].append(relative_points(game, info.scores, end, seat))
-    assert kept[legal[0]], "some world gives the opponent the ace"
-    assert weighted.means == pytest.approx({action: sum(v) / len(v) for action, v in kept.items()})
+            values[action].append(relative_points(game, info.scores, end, seat))
+    assert weighted.means == pytest.approx({action: sum(v) / len(v) for action, v in values.items()})
