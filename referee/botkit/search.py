@@ -240,10 +240,12 @@ class SearchReport:
 
 GREEDY_TIE_BONUS = 1e-6
 """Added to greedy's choice so equal means keep greedy's (tested, sensible) action."""
-RACE_AFTER = 6
+RACE_AFTER = 10
 """Worlds every action is played in before any may drop out of the race."""
-RACE_Z = 2.0
-"""An action drops out once its paired deficit to the best is this many standard errors above 0."""
+RACE_Z = 3.0
+"""An action drops out once its paired deficit to the best is this many standard errors above 0:
+the test is repeated after every world, so a lower bar drops good actions by chance (at 2
+standard errors after 6 worlds, one decision in twenty ended further from the converged choice)."""
 BELIEF_TRIES = 8
 """Placements drawn per world when a belief weighs them (see `Worlds.sample_placement`)."""
 

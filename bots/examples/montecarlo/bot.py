@@ -2,9 +2,10 @@
 
 For every decision with a choice it samples worlds its seat cannot tell from the real one (the
 SDK's search API, `referee.botkit.search`: every hidden card placed where the public history
-allows, voids and lay-lows respected, worlds weighed by how well the others' bids fit their
+allows, voids and lay-lows respected, worlds chosen by how well the others' bids fit their
 hands), plays each legal action out to the end of the round with the greedy policy for every
-seat, drops actions that are clearly behind, and picks the best mean. It plays every game id.
+seat, drops actions that are clearly behind, and picks the best mean of its points against the
+others' (and, when the round ends the game, of its rank). It plays every game id.
 Its time per decision is `--budget SECONDS` (default 0.2, well under the referee's 1 s) or
 $SEPTET_MC_BUDGET, and at most `--max-worlds` worlds (default 200). Run it with
 `septet bot serve bots/examples/montecarlo`, or directly:
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from referee.botkit.search import Budget, SearchReport, bid_belief, search
+from referee.botkit.search import Budget, SearchReport, bid_belief, search, standing_value
 from referee.sdk import Action, Bot, MatchStart, serve
 
 __all__ = ["Budget", "MonteCarloBot", "budget_from"]
@@ -53,7 +54,7 @@ class MonteCarloBot(Bot):
     def decide(self, info: Any, legal: tuple[Action, ...]) -> Action:
         if len(legal) == 1:
             return legal[0]
-        self.last = search(info, legal, self.rng, self.budget, belief=bid_belief(info))
+        self.last = search(info, legal, self.rng, self.budget, belief=bid_belief(info), value=standing_value)
         return self.last.chosen
 
 
