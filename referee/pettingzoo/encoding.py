@@ -109,6 +109,16 @@ def _number(value: float) -> str:
 Observation = NDArray[np.float32]
 
 
+def _tricks_of_round(info: Any) -> tuple[Any, ...]:
+    """The round's finished tricks and the current one, each once.
+
+    Once the last trick of a game is won the engine keeps showing it as the current trick, and it
+    is also the last finished one: counted twice, a seat that played `N` in it would show 3."""
+    if info.tricks and info.trick == info.tricks[-1]:
+        return tuple(info.tricks)
+    return (*info.tricks, info.trick)
+
+
 class Encoding:
     """The observation and action encoding of one game id at one seat count."""
 
@@ -187,7 +197,7 @@ class BiddingEncoding(Encoding):
         hand, trick, played = self.hand, self.trick, self.played
         ones = [hand + cards[card] for card in info.hand]
         ones += [trick + row[seat] * 52 + cards[card] for seat, card in info.trick]
-        for done in (*info.tricks, info.trick):
+        for done in _tricks_of_round(info):
             ones += [played + row[seat] * 52 + cards[card] for seat, card in done]
         ones += [
             self.bids + row[seat] * (MAX_BID + 1) + bid
@@ -377,8 +387,8 @@ class Oh7Encoding(Encoding):
         if info.lead_suit is not None:
             ones.append(self.lead_suit + OH7_SUITS.index(info.lead_suit))
         ones += [self.trick + seat_row[seat] * cards + index[card] for seat, card in info.trick]
-        naughts = [seat for done in (*info.tricks, info.trick) for seat, card in done if card == "N"]
-        for done in (*info.tricks, info.trick):
+        naughts = [seat for done in _tricks_of_round(info) for seat, card in done if card == "N"]
+        for done in _tricks_of_round(info):
             ones += [self.played + seat_row[seat] * cards + index[card] for seat, card in done]
         ones += [self.dummy_up + index[card] for card in info.dummy_up]
         if info.dummy is not None:

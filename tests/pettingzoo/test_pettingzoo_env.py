@@ -14,6 +14,7 @@ import pathlib
 import random
 import subprocess
 import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from referee.engine.games import all_games, get_game
 from referee.engine.games.base import CHANCE, GameError
 from referee.engine.playout import playout
 from referee.pettingzoo import GAME_IDS, EngineBot, SeptetEnv, env, raw_env
-from referee.pettingzoo.encoding import CARD_INDEX, encoding_for
+from referee.pettingzoo.encoding import CARD_INDEX, OH7_INDEX, encoding_for
 
 # PettingZoo's api_test says these of any environment whose observation is a dict with an action
 # mask, except the classic ones it knows by name.
@@ -95,6 +96,43 @@ def test_greedy_bots_at_every_seat_replay_the_engines_own_greedy_playout(game_id
     for seat, agent in enumerate(table.possible_agents):
         assert final[agent] == {"score": result.scores[seat], "rank": result.ranks[seat]}
         assert rewards[agent] == sign * result.scores[seat]
+
+
+@pytest.mark.parametrize(("game_id", "players"), SEAT_COUNTS)
+def test_every_observation_to_the_end_of_the_game_is_in_its_space(game_id: str, players: int) -> None:
+    """Seeded random masked play of whole games, every observation checked against the Box, the
+    final ones too: once the last trick is won the engine shows it both as the current trick and as
+    the last finished one, and an `N` played in it once counted 3 in oh7-advanced (2 is the top)."""
+    rng = np.random.default_rng(7)
+    for seed in range(6):
+        table = env(game_id, num_players=players)
+        table.reset(seed=seed)
+        for agent in table.agent_iter():
+            observation, _, terminated, truncated, _ = table.last()
+            space = table.observation_space(agent)
+            assert space["observation"].contains(observation["observation"]), (game_id, seed, agent)
+            if terminated or truncated:
+                table.step(None)
+            else:
+                table.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+
+
+def test_a_card_of_the_last_trick_counts_once_in_the_final_observation() -> None:
+    """The game ends with an `N` in its last trick: the seat that played it shows 1 there, not 2."""
+    encoding = encoding_for(get_game("oh7-advanced"), 3)
+    last = ((0, "3H"), (1, "N"), (2, "3S"))
+    tricks = (((0, "0H"), (1, "4*"), (2, "2*")), last)
+    info = types.SimpleNamespace(
+        seat=1, hand=(), phase="over", attempt=0, bet_cards=((), (), ()), bets=None, revealer=None,
+        first_leader=None, trump=None, leader=None, lead_suit=None, trick=last, tricks=tricks,
+        dummy_up=(), dummy=None, tricks_won=(1, 1, 0), scores=(0, 0, 0), bets_made=(0, 0, 0),
+        round=0, redeals=0, target=49,
+    )  # fmt: skip
+    played = encoding.layout.segments["played"]
+    observation = encoding.observation(info)
+    columns = (played.stop - played.start) // 3
+    own_row = observation[played.start : played.start + columns]  # seat 1 sees itself first
+    assert own_row[OH7_INDEX["N"]] == 1 and own_row[OH7_INDEX["4*"]] == 1 and own_row.sum() == 2
 
 
 def greedy_policy(game: Any) -> Any:
