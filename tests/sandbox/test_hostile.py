@@ -152,4 +152,17 @@ def test_a_hostile_bot_is_contained(name: str, machine: Machine, tmp_path: Path)
     assert machine.victim.poll() is None, "the sacrificial process was killed from the sandbox"
     with pytest.raises(BlockingIOError):
         machine.listener.accept()  # nobody connected to the machine's loopback
-    assert psutil.virtual_memory().available > memory_before - MEMORY_SLACK, "memory was not given back"
+    assert _memory_comes_back_above(memory_before - MEMORY_SLACK), "memory was not given back"
+
+
+def _memory_comes_back_above(floor: int, patience: float = 10.0) -> bool:
+    """Whether the machine's available memory is above `floor` within `patience` seconds.
+
+    The figure is machine-wide: a browser or a worker that another test (pytest -n) starts at this
+    moment can hold a few hundred MiB for a second or two, which once failed this check in CI."""
+    deadline = time.monotonic() + patience
+    while psutil.virtual_memory().available <= floor:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.25)
+    return True
