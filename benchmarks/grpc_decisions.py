@@ -6,20 +6,14 @@
 2. Full 4-player oh-hell games per second with four gRPC random bots (four processes).
 3. Oh 7?'s simultaneous bets: the wall time of a 5-seat bet round against one round trip
    (target: about one round trip, not five).
-4. CPU per decision on each side: 4-player oh-hell games with four processes of one bot folder
-   (the SDK's random bot; node-random too when `node` is installed), `--rounds` rounds of
-   `--cpu-games` games. Process CPU time, not wall: of this process (the referee side: engine,
-   requests, gRPC client) from os.times, and of the bot processes (the bot side) from /proc; and
-   decisions per second. Then the referee's cost of building a request (convert.decide_request)
-   with each finished trick encoded in every request against once per match (SentTricks),
-   interleaved.
+4. Unary Decide against the Play stream (one per seat per match), interleaved: 4-player oh-hell
+   games with four processes of one bot folder (the SDK's random bot; node-random too when `node`
+   is installed), each way in turn, `--rounds` times. CPU time per decision asked, process time not
+   wall: of this process (the referee side: engine, requests, gRPC client) from os.times, and of
+   the bot processes (the bot side) from /proc; and decisions per second. Target: the stream at
+   most half the CPU per decision of unary calls, on each side.
 
-A `Play` stream per seat per match beside Decide was tried (the commit "A Play stream per seat per
-match in septet.v1 ..."; its version of this script compares both ways): about 0.6x the CPU per
-decision of Decide on the referee side and for the SDK's bot, 0.4x for node-random. The bar was
-half on both sides, so it was not kept.
-
-    python benchmarks/grpc_decisions.py [--calls 2000] [--games 20] [--rounds 5] [--cpu-games 6]
+    python benchmarks/grpc_decisions.py [--calls 2000] [--games 20] [--rounds 5] [--stream-games 6]
 """
 
 from __future__ import annotations
@@ -184,22 +178,27 @@ def own_cpu() -> float:
 
 
 @dataclass
-class Figures:
-    """Per round: CPU µs per decision on each side, and decisions per second."""
+class Way:
+    """One way of asking (unary or stream): per round, CPU µs per decision each side, and rates."""
 
+    name: str
     referee_us: list[float] = field(default_factory=list)
     bot_us: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
 
 
-def play_round(bots: list[RunningBot], figures: Figures, *, games: int, seed: int) -> None:
-    """`games` oh-hell games, one gRPC player per bot process; adds one round's figures."""
+def play_one_way(bots: list[RunningBot], way: Way, *, stream: bool, games: int, seed: int) -> None:
+    """`games` oh-hell games, each seat a gRPC player asking one way; adds one round's figures."""
     game = get_game("oh-hell")
-    players = [GrpcPlayer(bot.address, f"bot-{index}") for index, bot in enumerate(bots)]
+    players = [GrpcPlayer(bot.address, f"bot-{index}", stream=stream) for index, bot in enumerate(bots)]
     try:
         play_match(game, players, seed=seed, time_control=TimeControl(), match_id=f"warm-{seed}")
-        referee, bot_side = own_cpu(), sum(process_tree_cpu(bot.process.pid) for bot in bots)
-        started, decisions = time.perf_counter(), 0
+        referee, bot_side, started = (
+            own_cpu(),
+            sum(process_tree_cpu(b.process.pid) for b in bots),
+            time.perf_counter(),
+        )
+        decisions = 0
         for number in range(games):
             outcome = play_match(
                 game,
@@ -211,67 +210,48 @@ def play_round(bots: list[RunningBot], figures: Figures, *, games: int, seed: in
             assert not outcome.forfeits, outcome.forfeits
             decisions += outcome.decisions
         elapsed = time.perf_counter() - started
-        bot_cpu = sum(process_tree_cpu(bot.process.pid) for bot in bots) - bot_side
-        figures.referee_us.append((own_cpu() - referee) / decisions * 1e6)
-        figures.bot_us.append(bot_cpu / decisions * 1e6)
-        figures.rates.append(decisions / elapsed)
+        bot_cpu = sum(process_tree_cpu(b.process.pid) for b in bots) - bot_side
+        way.referee_us.append((own_cpu() - referee) / decisions * 1e6)
+        way.bot_us.append(bot_cpu / decisions * 1e6)
+        way.rates.append(decisions / elapsed)
+        assert all(player.streaming is stream for player in players), "the way asked is not the one meant"
     finally:
         for player in players:
             player.close()
 
 
-def cpu_per_decision(folder: Path, rounds: int, games: int) -> None:
-    """Rounds of games against the same four processes of `folder`; medians and spread."""
+def compare_ways(folder: Path, rounds: int, games: int) -> None:
+    """Unary and stream in turn against the same four processes of `folder`; medians and ratios."""
     bots: list[RunningBot] = []
     try:
         bots = [start_bot(folder) for _ in range(4)]
-        figures = Figures()
+        unary, stream = Way("unary Decide"), Way("Play stream")
         for number in range(rounds):
-            play_round(bots, figures, games=games, seed=1000 * number)
-        cells = [
-            f"{statistics.median(values):.0f} us ({min(values):.0f} .. {max(values):.0f})"
-            for values in (figures.referee_us, figures.bot_us)
-        ]
+            first, second = (unary, stream) if number % 2 == 0 else (stream, unary)
+            for way in (first, second):
+                play_one_way(bots, way, stream=way is stream, games=games, seed=1000 * number)
+        print(f"{folder.name}, 4 seats of oh-hell, {rounds} rounds of {games} games each way, interleaved:")
+        heading = "CPU per decision (median, min .. max)"
+        print(f"  {heading:<40}{'referee side':>24}{'bot side':>24}{'decisions/s':>14}")
+        for way in (unary, stream):
+            cells = [
+                f"{statistics.median(values):>7.0f} us ({min(values):.0f} .. {max(values):.0f})"
+                for values in (way.referee_us, way.bot_us)
+            ]
+            print(f"  {way.name:<40}{cells[0]:>24}{cells[1]:>24}{statistics.median(way.rates):>14,.0f}")
+        referee_ratio = statistics.median(stream.referee_us) / statistics.median(unary.referee_us)
+        bot_ratio = statistics.median(stream.bot_us) / statistics.median(unary.bot_us)
+        paired = [s / u for s, u in zip(stream.referee_us, unary.referee_us, strict=True)]
+        paired_bot = [s / u for s, u in zip(stream.bot_us, unary.bot_us, strict=True)]
+        met = "MET" if max(referee_ratio, bot_ratio) <= 0.5 else "MISSED"
         print(
-            f"{folder.name}, 4 seats of oh-hell, {rounds} rounds of {games} games: CPU per decision "
-            f"(median, min .. max) referee side {cells[0]}, bot side {cells[1]}; "
-            f"{statistics.median(figures.rates):,.0f} decisions/s"
+            f"  stream / unary: referee side {referee_ratio:.2f}x (rounds {min(paired):.2f} .. "
+            f"{max(paired):.2f}), bot side {bot_ratio:.2f}x (rounds {min(paired_bot):.2f} .. "
+            f"{max(paired_bot):.2f}); target <= 0.50x each: {met}"
         )
     finally:
         for bot in bots:
             bot.stop()
-
-
-def request_cost(count: int, rounds: int) -> None:
-    """The referee's µs per request built: finished tricks encoded every time, or once per match."""
-    game = get_game("oh-hell")
-    asked = []
-    seed = 0
-    while len(asked) < count:
-        for step in playout(game, game.start(4), random.Random(seed)):
-            decision = game.to_move(step.state)
-            if decision is not None and not decision.is_chance:
-                seat = decision.seats[0]
-                info, legal = game.information_state(step.state, seat), game.legal_actions(step.state, seat)
-                asked.append((seat, decision.kind, info, legal))
-        seed += 1
-    costs: dict[str, list[float]] = {"every request": [], "once per match": []}
-    for _ in range(rounds):
-        for way, samples in costs.items():
-            sent: dict[int, convert.SentTricks] = {}
-            started = time.process_time()
-            for seat, kind, info, legal in asked:
-                convert.decide_request(
-                    match_id="bench", seat=seat, game=game.id, kind=kind, info=info, legal=legal,
-                    decision_ms=1000, bank_ms=10_000,
-                    sent=sent.setdefault(seat, convert.SentTricks()) if way == "once per match" else None,
-                ).SerializeToString()  # fmt: skip
-            samples.append((time.process_time() - started) / len(asked) * 1e6)
-    every, once = (statistics.median(samples) for samples in costs.values())
-    print(
-        f"building a request (oh-hell, {len(asked)} decisions, median of {rounds}): finished tricks "
-        f"encoded in every request {every:.1f} us, once per match {once:.1f} us ({once / every:.2f}x)"
-    )
 
 
 def _interrupted(signum: int, frame: Any) -> None:
@@ -284,25 +264,24 @@ def main() -> None:
     )
     parser.add_argument("--calls", type=int, default=2000, help="round trips per service (default 2000)")
     parser.add_argument("--games", type=int, default=20, help="oh-hell games with 4 gRPC bots (default 20)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of part 4 (default 5)")
+    parser.add_argument("--rounds", type=int, default=5, help="unary/stream rounds, interleaved (default 5)")
     parser.add_argument(
-        "--cpu-games", type=int, default=6, help="oh-hell games per round of part 4 (default 6)"
+        "--stream-games", type=int, default=6, help="oh-hell games per way per round (default 6)"
     )
-    parser.add_argument("--only-cpu", action="store_true", help="only part 4, CPU per decision")
+    parser.add_argument("--only-ways", action="store_true", help="only part 4, unary against the stream")
     parser.add_argument("--serve-echo", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
         serve_echo(args.serve_echo)
         return
     signal.signal(signal.SIGTERM, _interrupted)  # so every `finally` below stops what it started
-    if not args.only_cpu:
+    if not args.only_ways:
         round_trips_and_games(args)
-    cpu_per_decision(RANDOM_BOT, args.rounds, args.cpu_games)
+    compare_ways(RANDOM_BOT, args.rounds, args.stream_games)
     if shutil.which("node"):
-        cpu_per_decision(NODE_BOT, args.rounds, args.cpu_games)
+        compare_ways(NODE_BOT, args.rounds, args.stream_games)
     else:
         print("node-random: skipped, `node` is not installed")
-    request_cost(args.calls, args.rounds)
 
 
 def round_trips_and_games(args: argparse.Namespace) -> None:

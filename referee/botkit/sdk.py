@@ -17,6 +17,11 @@ engine values (bids int, cards str, reveals bool, Black Sevens sets tuple[str, .
 protobuf, and returns one of them. The same object plays in-process (`play_match`, `septet
 match`): a `Bot` is a `referee.engine.players.Player`, and its hooks get the same `MatchStart` and
 `MatchEnd` either way. Calls into one bot are serialized, so a bot needs no locks of its own.
+
+The server answers both ways the referee plays (protos/septet/v1/bot.proto): a `Play` stream per
+seat per match, which the referee uses when it can (less CPU per decision on each side: each
+decision carries only what changed, the stream keeps the state), and the unary StartMatch,
+Decide and EndMatch. `decide` sees the same whole information state either way.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import stat
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, overload
 
@@ -65,8 +70,9 @@ DEFAULT_ADDRESS = "127.0.0.1:50052"
 ADDRESS_ENV = "SEPTET_BOT_ADDRESS"
 SERVICE_NAME = "septet.v1.Bot"
 """The name health checks ask about (besides "", the whole server)."""
-WORKERS = 8
-"""Threads answering RPCs: a few decisions at once (one bot, several seats) plus health checks."""
+WORKERS = 16
+"""Threads answering RPCs: a `Play` stream holds one for its whole match, and one bot may play
+every seat of a table (up to 7), besides health checks and unary calls."""
 GRACE_SECONDS = 2.0
 """How long a stopping server lets RPCs in flight finish."""
 SIGNAL_POLL_SECONDS = 0.1
@@ -163,8 +169,31 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         self._lock = threading.Lock()
 
     def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
+        return self._decision(request, context, None)
+
+    def Play(
+        self, request_iterator: Iterator[bot_pb2.PlayRequest], context: grpc.ServicerContext
+    ) -> Iterator[bot_pb2.PlayResponse]:
+        """One seat's match: each message answered in order, as the unary call of the same name
+        would; the stream's information state is kept here (each `decide` is a delta of it), so
+        `decide` sees whole states."""
+        state = convert.StreamState()
+        for request in request_iterator:
+            which = request.WhichOneof("message")
+            if which == "decide":
+                yield bot_pb2.PlayResponse(decision=self._decision(request.decide, context, state))
+            elif which == "start":
+                yield bot_pb2.PlayResponse(started=self.StartMatch(request.start, context))
+            elif which == "end":
+                yield bot_pb2.PlayResponse(ended=self.EndMatch(request.end, context))
+            else:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a PlayRequest with no message set")
+
+    def _decision(
+        self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext, state: convert.StreamState | None
+    ) -> bot_pb2.DecideResponse:
         try:
-            info = convert.info_from_request(request)
+            info = convert.info_from_request(request, state)
             legal = convert.legal_from_request(request)
         except ProtocolError as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))

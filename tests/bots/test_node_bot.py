@@ -29,7 +29,8 @@ from referee.botkit.protocol import bot_pb2, bot_pb2_grpc, convert
 from referee.engine.games import get_game
 from referee.engine.games.base import CHANCE, Action, DecisionKind, Game
 from referee.engine.games.oh7 import VALUE
-from referee.engine.match import TimeControl
+from referee.engine.match import TimeControl, play_match
+from referee.tools.grpc_player import GrpcPlayer
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "bots" / "examples" / "node-random"
@@ -303,3 +304,18 @@ def test_no_address_is_one_clear_line_and_exit_code_2() -> None:
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
     assert done.stderr.startswith("node-random: error: no address to serve on")
+
+
+def test_a_match_on_the_play_stream_is_answered_as_over_decide(bot: NodeBot) -> None:
+    """The bot keeps each stream's information state (deltas merged) and decides as on Decide."""
+    replays = []
+    for stream in (True, False):
+        players = [GrpcPlayer(bot.address, f"node-{seat}", stream=stream) for seat in range(4)]
+        try:
+            outcome = play_match("oh-hell", players, seed=21, time_control=TimeControl(), match_id="node")
+        finally:
+            for player in players:
+                player.close()
+        assert outcome.forfeits == [] and all(player.streaming is stream for player in players)
+        replays.append([(e["seat"], e["action"]) for e in outcome.replay["events"] if e["type"] == "action"])
+    assert replays[0] == replays[1], "its rules of thumb saw the same states both ways"

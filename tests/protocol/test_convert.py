@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from referee.botkit.protocol import bot_pb2
 from referee.botkit.protocol.convert import (
     ProtocolError,
-    SentTricks,
     action_from_response,
     action_to_proto,
     decide_request,
@@ -118,41 +117,6 @@ def test_every_position_round_trips_exactly(game_id: str, players: int, seed: in
         assert not leaked, f"{game_id}: the wire holds {leaked}, which the information state does not"
         seen += 1
     assert seen > 0
-
-
-@pytest.mark.parametrize(("game_id", "players"), CASES)
-def test_finished_tricks_encoded_once_per_match_give_the_very_requests_encoded_each_time(
-    game_id: str, players: int
-) -> None:
-    sent: dict[int, SentTricks] = {}
-    asked = 0
-    for kind, seat, info, legal in positions(game_id, players, seed=players):
-        arguments = {
-            "match_id": "m", "seat": seat, "game": game_id, "kind": kind, "info": info, "legal": legal,
-            "decision_ms": 1000, "bank_ms": 0,
-        }  # fmt: skip
-        once = decide_request(**arguments, sent=sent.setdefault(seat, SentTricks()))
-        assert once == decide_request(**arguments), f"{game_id} seat {seat}: the request is not the same"
-        asked += 1
-    assert asked > 0
-
-
-def test_sent_tricks_encode_each_finished_trick_once_and_start_again_at_a_new_round() -> None:
-    encoded: list[int] = []
-
-    def encode(index: int) -> str:
-        encoded.append(index)
-        return f"trick {index}"
-
-    sent = SentTricks()
-    assert sent.tricks(0, (), encode) == []
-    assert sent.tricks(0, ("a",), encode) == ["trick 0"]
-    assert sent.tricks(0, ("a",), encode) == ["trick 0"]
-    assert sent.tricks(0, ("a", "b"), encode) == ["trick 0", "trick 1"]
-    assert encoded == [0, 1], "each trick encoded once"
-    assert sent.tricks(1, ("c",), encode) == ["trick 0"], "a new round starts again"
-    assert sent.tricks(1, ("d", "e"), encode) == ["trick 0", "trick 1"], "not the same tricks: again"
-    assert encoded == [0, 1, 0, 0, 1]
 
 
 @pytest.mark.parametrize("game_id", ["oh-hell", "seven-up-seven-down"])

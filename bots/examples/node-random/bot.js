@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // node-random: a Septet bot in JavaScript. Serves `septet.v1.Bot` and the standard gRPC health
-// service on the address it is given, and answers each `Decide` with an index into the request's
-// legal actions (see policy.js).
+// service on the address it is given, and answers each decision with an index into the request's
+// legal actions (see policy.js): on a `Play` stream, one per seat per match, which the referee uses
+// when the bot offers it (less CPU per decision than unary calls), and on `Decide`.
 //
 //   node bot.js --address localhost:50061        (or unix:/path/to/bot.sock)
 //   node bot.js --address localhost:50061 --seed 7
@@ -87,9 +88,74 @@ function loadProtocol() {
   return grpc.loadPackageDefinition(definition).septet.v1;
 }
 
+/** Where each information state keeps its round's finished tricks (Black Sevens: hands). */
+const FINISHED = { oh7: 'tricks', bidding: 'tricks', blackSevens: 'history' };
+
+/** A field name of bot.proto as proto-loader spells it: tricks_won -> tricksWon. */
+function camelCase(name) {
+  return name.replace(/_([a-z0-9])/g, (_, letter) => letter.toUpperCase());
+}
+
+/**
+ * Makes a `Play` stream's request whole, as a `Decide` would be: the stream keeps the information
+ * state (`stream.info`) and each request sets only the fields named in `changed` (all of them
+ * when `changed` is empty); a changed list of finished tricks keeps its first `keptTricks`.
+ */
+function mergeIntoStream(request, stream) {
+  const which = request.infoState;
+  const info = request[which];
+  const changed = request.changed || [];
+  if (!info) return request;
+  if (changed.length === 0) {
+    stream.info = info;
+    return request;
+  }
+  if (!stream.info) throw new RangeError('a delta before any whole information state on this stream');
+  const finished = FINISHED[which];
+  for (const name of changed) {
+    const field = camelCase(name);
+    if (field === finished) {
+      const kept = stream.info[field] || [];
+      if (request.keptTricks > kept.length) {
+        throw new RangeError(`keptTricks is ${request.keptTricks}, the stream carried ${kept.length}`);
+      }
+      stream.info[field] = kept.slice(0, request.keptTricks).concat(info[field] || []);
+    } else {
+      stream.info[field] = info[field];
+    }
+  }
+  request[which] = stream.info;
+  return request;
+}
+
 /** The `septet.v1.Bot` handlers: acknowledge start and end, answer every decision by index. */
 function botHandlers(random) {
   return {
+    // One seat's match: `start`, one `decide` per decision, `end`; each answered in order.
+    Play(call) {
+      const stream = { info: null };
+      const fail = (message) => call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: message });
+      call.on('data', (request) => {
+        if (request.message === 'decide') {
+          let index;
+          try {
+            index = chooseIndex(mergeIntoStream(request.decide, stream), random);
+          } catch (error) {
+            fail(error.message);
+            return;
+          }
+          call.write({ decision: { index } });
+        } else if (request.message === 'start') {
+          call.write({ started: {} });
+        } else if (request.message === 'end') {
+          call.write({ ended: {} });
+        } else {
+          fail('a PlayRequest with no message set');
+        }
+      });
+      call.on('end', () => call.end()); // the referee closed its side: the match is over
+      call.on('error', () => {}); // cancelled (a late answer) or the connection dropped
+    },
     StartMatch(call, callback) {
       callback(null, {});
     },

@@ -20,6 +20,26 @@ DECISION_KIND_BID: DecisionKind
 DECISION_KIND_REVEAL: DecisionKind
 DECISION_KIND_PLAY: DecisionKind
 
+class PlayRequest(_message.Message):
+    __slots__ = ("start", "decide", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    DECIDE_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: StartMatchRequest
+    decide: DecideRequest
+    end: EndMatchRequest
+    def __init__(self, start: _Optional[_Union[StartMatchRequest, _Mapping]] = ..., decide: _Optional[_Union[DecideRequest, _Mapping]] = ..., end: _Optional[_Union[EndMatchRequest, _Mapping]] = ...) -> None: ...
+
+class PlayResponse(_message.Message):
+    __slots__ = ("started", "decision", "ended")
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    started: StartMatchResponse
+    decision: DecideResponse
+    ended: EndMatchResponse
+    def __init__(self, started: _Optional[_Union[StartMatchResponse, _Mapping]] = ..., decision: _Optional[_Union[DecideResponse, _Mapping]] = ..., ended: _Optional[_Union[EndMatchResponse, _Mapping]] = ...) -> None: ...
+
 class Action(_message.Message):
     __slots__ = ("bid", "card", "reveal", "cards")
     BID_FIELD_NUMBER: _ClassVar[int]
@@ -92,7 +112,7 @@ class StartMatchResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("match_id", "seat", "game", "kind", "oh7", "bidding", "black_sevens", "legal_actions", "decision_time_ms", "bank_time_ms")
+    __slots__ = ("match_id", "seat", "game", "kind", "oh7", "bidding", "black_sevens", "legal_actions", "decision_time_ms", "bank_time_ms", "kept_tricks", "changed")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
@@ -103,6 +123,8 @@ class DecideRequest(_message.Message):
     LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     DECISION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    KEPT_TRICKS_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     game: str
@@ -113,7 +135,9 @@ class DecideRequest(_message.Message):
     legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
     decision_time_ms: int
     bank_time_ms: int
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., game: _Optional[str] = ..., kind: _Optional[_Union[DecisionKind, str]] = ..., oh7: _Optional[_Union[Oh7InfoState, _Mapping]] = ..., bidding: _Optional[_Union[BiddingInfoState, _Mapping]] = ..., black_sevens: _Optional[_Union[BlackSevensInfoState, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., decision_time_ms: _Optional[int] = ..., bank_time_ms: _Optional[int] = ...) -> None: ...
+    kept_tricks: int
+    changed: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., game: _Optional[str] = ..., kind: _Optional[_Union[DecisionKind, str]] = ..., oh7: _Optional[_Union[Oh7InfoState, _Mapping]] = ..., bidding: _Optional[_Union[BiddingInfoState, _Mapping]] = ..., black_sevens: _Optional[_Union[BlackSevensInfoState, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., decision_time_ms: _Optional[int] = ..., bank_time_ms: _Optional[int] = ..., kept_tricks: _Optional[int] = ..., changed: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
     __slots__ = ("index", "action")

@@ -49,6 +49,11 @@ class BotStub:
                 request_serializer=septet_dot_v1_dot_bot__pb2.EndMatchRequest.SerializeToString,
                 response_deserializer=septet_dot_v1_dot_bot__pb2.EndMatchResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/septet.v1.Bot/Play',
+                request_serializer=septet_dot_v1_dot_bot__pb2.PlayRequest.SerializeToString,
+                response_deserializer=septet_dot_v1_dot_bot__pb2.PlayResponse.FromString,
+                _registered_method=True)
 
 
 class BotServicer:
@@ -75,6 +80,20 @@ class BotServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """One seat's whole match on one stream (optional: unimplemented, the unary calls above are used).
+        The referee sends `start`, then one `decide` per decision (forced ones too), then `end`, and
+        then closes its side; the bot answers each message in order (`started`, `decision`, `ended`)
+        and ends the call (OK) when the referee's side is closed. Each `decide` carries what changed
+        in the seat's information state since the stream's previous one (`DecideRequest.changed`,
+        `kept_tricks`): the bot keeps the state. A stream is never shared between seats or matches.
+        The deadline is Decide's: no `decision` in time and the referee cancels the stream (the seat
+        forfeits); a stream the bot ends with an error forfeits the seat as Decide's error would.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BotServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -92,6 +111,11 @@ def add_BotServicer_to_server(servicer, server):
                     servicer.EndMatch,
                     request_deserializer=septet_dot_v1_dot_bot__pb2.EndMatchRequest.FromString,
                     response_serializer=septet_dot_v1_dot_bot__pb2.EndMatchResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=septet_dot_v1_dot_bot__pb2.PlayRequest.FromString,
+                    response_serializer=septet_dot_v1_dot_bot__pb2.PlayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -175,6 +199,33 @@ class Bot:
             '/septet.v1.Bot/EndMatch',
             septet_dot_v1_dot_bot__pb2.EndMatchRequest.SerializeToString,
             septet_dot_v1_dot_bot__pb2.EndMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/septet.v1.Bot/Play',
+            septet_dot_v1_dot_bot__pb2.PlayRequest.SerializeToString,
+            septet_dot_v1_dot_bot__pb2.PlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

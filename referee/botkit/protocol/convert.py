@@ -14,15 +14,19 @@ What the proto cannot say by itself, decided here:
   facts), though the engine's information state does not store it.
 - `Forfeit.event_index` is a replay position that is not sent: a bot reads -1.
 
-A request's finished tricks (Black Sevens: finished hands) are the only part of an information state
-that grows through a round: with a `SentTricks` per seat (the referee keeps one for a match), each is
-encoded once per match rather than once per request.
+On a `Play` stream (one per seat per match) a decision carries a delta of the seat's information
+state: the fields that changed since the stream's last request (`DecideRequest.changed`), and of
+the round's finished tricks (Black Sevens: finished hands) only those not carried yet after the
+`kept_tricks` it left out. The referee keeps a `SeatSent` per seat (which also encodes each finished
+trick once per match, for unary requests too); the bot side's `StreamState` merges each request back
+into the whole state, so `info_from_request` gives the same dataclass either way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from referee.botkit.protocol import bot_pb2
@@ -155,35 +159,63 @@ class _Wire:
     name, set through the constructor (`values`: None sends it as is, else a function (info, value)
     -> the field's value) or, for repeated messages, added in place (`added`: (field, value) ->
     None); and its round's finished tricks (`finished`: info -> the round, the tricks, and the
-    encoder of the i-th), in `finished_field`."""
+    encoder of the i-th), in `finished_field`, which a stream sends once."""
 
     values: dict[str, Callable[[Any, Any], Any] | None]
     added: dict[str, Callable[[Any, Any], None]]
     finished_field: str
     finished: Callable[[Any], tuple[int, tuple[Any, ...], Callable[[int], Any]]]
 
+    attributes: tuple[str, ...] = field(init=False, default=())
+    """What a stream compares to find what changed (the finished tricks are followed apart)."""
+    read: Callable[[Any], tuple[Any, ...]] = field(init=False, default=tuple)
+    """info -> the values of `attributes`, in one call."""
 
-class SentTricks:
-    """The finished tricks of one seat's round that its requests carried, as engine values and as
-    messages, so each is encoded once per match rather than once per request (the referee keeps
-    one per seat of a match)."""
+    def __post_init__(self) -> None:
+        attributes = (*self.values, *self.added)
+        object.__setattr__(self, "attributes", attributes)
+        object.__setattr__(self, "read", attrgetter(*attributes))
 
-    __slots__ = ("encoded", "round", "values")
+
+class SeatSent:
+    """What one seat's requests carried in a match (the referee keeps one per seat): the last state
+    a `Play` stream's request gave, which the next one is a delta of, and the round's finished
+    tricks, each encoded once per match rather than once per request."""
+
+    __slots__ = ("encoded", "info", "round", "values")
 
     def __init__(self) -> None:
+        self.info: Any = None
         self.round: int | None = None
         self.values: tuple[Any, ...] = ()
         self.encoded: list[Any] = []
 
-    def tricks(self, round_key: int, values: tuple[Any, ...], encode: Callable[[int], Any]) -> list[Any]:
-        """The messages of `values` (the round's finished tricks), encoding only the new ones."""
-        if values is not self.values:
-            kept = len(self.values)
-            if round_key != self.round or values[:kept] != self.values:
-                kept, self.round, self.encoded = 0, round_key, []
-            self.encoded.extend(encode(index) for index in range(kept, len(values)))
+    def tricks(
+        self, round_key: int, values: tuple[Any, ...], encode: Callable[[int], Any]
+    ) -> tuple[int, bool]:
+        """Brings the messages up to `values` (the round's finished tricks); returns how many of
+        them were carried already and whether the list changed since the last call."""
+        if values is self.values:
+            return len(values), False
+        kept = len(self.values)
+        if round_key != self.round or values[:kept] != self.values:
+            kept, self.round, self.encoded = 0, round_key, []
+        elif len(values) == kept:
             self.values = values
-        return self.encoded
+            return kept, False
+        self.encoded.extend(encode(index) for index in range(kept, len(values)))
+        self.values = values
+        return kept, True
+
+
+class StreamState:
+    """The bot side of a `Play` stream: the information state it carried so far, into which each
+    `decide` (its `changed` fields) is merged, so the bot sees whole states."""
+
+    __slots__ = ("message",)
+
+    def __init__(self) -> None:
+        self.message: Any = None
 
 
 def decide_request(
@@ -196,14 +228,56 @@ def decide_request(
     legal: tuple[Action, ...],
     decision_ms: int,
     bank_ms: int,
-    sent: SentTricks | None = None,
+    sent: SeatSent | None = None,
 ) -> bot_pb2.DecideRequest:
-    """One decision for a bot: the seat's information state, its legal actions, its time left.
-    With `sent` (the seat's, kept for the match) finished tricks are encoded once.
+    """One decision for a bot: the seat's whole information state, its legal actions, its time
+    left. With `sent` (the seat's, kept for the match) finished tricks are encoded once."""
+    fields, wire, names, finished = _decide_fields(
+        match_id, seat, game, kind, info, decision_ms, bank_ms, sent, delta=False
+    )
+    request = bot_pb2.DecideRequest(**fields)
+    _add_messages(request, game, wire, info, legal, names, finished)
+    return request
 
-    The information state's repeated messages are added in place: building them apart and copying
-    them in costs about twice as much.
-    """
+
+def play_decide_request(
+    *,
+    match_id: str,
+    seat: int,
+    game: str,
+    kind: DecisionKind,
+    info: Any,
+    legal: tuple[Action, ...],
+    decision_ms: int,
+    bank_ms: int,
+    sent: SeatSent,
+) -> bot_pb2.PlayRequest:
+    """A decision on a `Play` stream: only the fields that changed since the stream's last request
+    (`changed`; all of them the first time), the finished tricks it did not carry yet after the
+    `kept_tricks` it did, built in place inside its PlayRequest."""
+    fields, wire, names, finished = _decide_fields(
+        match_id, seat, game, kind, info, decision_ms, bank_ms, sent, delta=True
+    )
+    play = bot_pb2.PlayRequest(decide=fields)
+    _add_messages(play.decide, game, wire, info, legal, names, finished)
+    return play
+
+
+def _decide_fields(
+    match_id: str,
+    seat: int,
+    game: str,
+    kind: DecisionKind,
+    info: Any,
+    decision_ms: int,
+    bank_ms: int,
+    sent: SeatSent | None,
+    *,
+    delta: bool,
+) -> tuple[dict[str, Any], _Wire, list[str] | None, list[Any]]:
+    """A DecideRequest's fields but its repeated messages (added in place after: building them
+    apart and copying them in costs twice as much), the attributes it sends (None: all), and the
+    finished tricks it carries."""
     field = _info_field(game)
     if not isinstance(info, _INFO_TYPE[field]):
         raise ProtocolError(f"{game} needs a {_INFO_TYPE[field].__name__}, not {type(info).__name__}")
@@ -212,46 +286,88 @@ def decide_request(
     wire = _WIRES[field]
     round_key, values, encode = wire.finished(info)
     if sent is None:
-        finished = [encode(index) for index in range(len(values))]
+        kept, tricks_changed, encoded = 0, True, [encode(index) for index in range(len(values))]
     else:
-        finished = sent.tricks(round_key, values, encode)
-    info_fields: dict[str, Any] = {
-        field: {name: _value(info, name, how) for name, how in wire.values.items()}
+        kept, tricks_changed = sent.tricks(round_key, values, encode)
+        encoded = sent.encoded
+    names: list[str] | None = None
+    if delta and sent is not None:
+        before, sent.info = sent.info, info
+        if before is not None:
+            names = [
+                name
+                for name, now, then in zip(wire.attributes, wire.read(info), wire.read(before), strict=True)
+                if now is not then and now != then
+            ]
+            if tricks_changed:
+                names.append(wire.finished_field)
+            names = names or None  # nothing changed: the whole state, as `changed` empty says
+    fields: dict[str, Any] = {
+        "match_id": match_id,
+        "seat": seat,
+        "game": game,
+        "kind": KINDS[kind],
+        "decision_time_ms": decision_ms,
+        "bank_time_ms": bank_ms,
+        field: _values(wire, info, names),
     }
-    request = bot_pb2.DecideRequest(
-        match_id=match_id,
-        seat=seat,
-        game=game,
-        kind=KINDS[kind],
-        decision_time_ms=decision_ms,
-        bank_time_ms=bank_ms,
-        **info_fields,
-    )
+    if names is None:
+        return fields, wire, None, encoded
+    fields["changed"] = names
+    if not tricks_changed:
+        return fields, wire, names, []
+    fields["kept_tricks"] = kept
+    return fields, wire, names, encoded[kept:]
+
+
+def _values(wire: _Wire, info: Any, names: list[str] | None) -> dict[str, Any]:
+    """The information state's fields set through the constructor: all, or those in `names`."""
+    values = wire.values
+    sent: dict[str, Any] = {}
+    for name in values if names is None else names:
+        if name in values:
+            how = values[name]
+            value = getattr(info, name)
+            sent[name] = value if how is None else how(info, value)
+    return sent
+
+
+def _add_messages(
+    request: bot_pb2.DecideRequest,
+    game: str,
+    wire: _Wire,
+    info: Any,
+    legal: tuple[Action, ...],
+    names: list[str] | None,
+    finished: list[Any],
+) -> None:
+    """The legal actions and the information state's repeated messages, added in place."""
     add = request.legal_actions.add
     for action in legal:
-        action_type = type(action)
-        if action_type is str:
+        kind = type(action)
+        if kind is str:
             add(card=action)
-        elif action_type is int:
+        elif kind is int:
             add(bid=action)
-        elif action_type is bool:
+        elif kind is bool:
             add(reveal=action)
         else:
             request.legal_actions.append(action_to_proto(action))
-    message = getattr(request, field)
+    message = getattr(request, INFO_FIELD[game])
     for name, adder in wire.added.items():
-        adder(getattr(message, name), getattr(info, name))
-    getattr(message, wire.finished_field).extend(finished)
-    return request
+        if names is None or name in names:
+            adder(getattr(message, name), getattr(info, name))
+    if finished:
+        getattr(message, wire.finished_field).extend(finished)
 
 
-def _value(info: Any, name: str, how: Callable[[Any, Any], Any] | None) -> Any:
-    value = getattr(info, name)
-    return value if how is None else how(info, value)
+def info_from_request(request: bot_pb2.DecideRequest, state: StreamState | None = None) -> InfoState:
+    """The engine's information state carried by a request (`BiddingInfo`, `oh7.InfoState`, ...).
 
-
-def info_from_request(request: bot_pb2.DecideRequest) -> InfoState:
-    """The engine's information state carried by a request (`BiddingInfo`, `oh7.InfoState`, ...)."""
+    On a `Play` stream, `state` (the stream's) puts back what the request left out (the fields not
+    in `changed`, the first `kept_tricks` finished tricks) and keeps the result for the next one; a
+    unary request must be whole.
+    """
     which = request.WhichOneof("info_state")
     if which is None:
         raise ProtocolError(f"the {request.game or 'unnamed'} request holds no information state")
@@ -259,9 +375,55 @@ def info_from_request(request: bot_pb2.DecideRequest) -> InfoState:
     if which != expected:
         raise ProtocolError(f"a {request.game} request carries `{expected}`, not `{which}`")
     message = getattr(request, which)
-    finished = tuple(map(_FINISHED_ITEM[which], getattr(message, _WIRES[which].finished_field)))
+    if state is not None:
+        message = _merged(state, which, request, message)
+    elif request.changed or request.kept_tricks:
+        raise ProtocolError("`changed` and `kept_tricks` are for a Play stream; a Decide request is whole")
+    wire = _WIRES[which]
+    finished = tuple(map(_FINISHED_ITEM[which], getattr(message, wire.finished_field)))
     decoded: InfoState = _DECODERS[which](message, finished)
     return decoded
+
+
+def _merged(state: StreamState, which: str, request: bot_pb2.DecideRequest, message: Any) -> Any:
+    """The stream's state with this request's fields merged in (all of them: `changed` empty)."""
+    if not request.changed:
+        if request.kept_tricks:
+            raise ProtocolError("kept_tricks is set on a whole information state (`changed` empty)")
+        state.message = type(message)()
+        state.message.CopyFrom(message)
+        return state.message
+    merged = state.message
+    if type(merged) is not type(message):
+        raise ProtocolError("a delta (`changed` set) before any whole information state on this stream")
+    kinds = _FIELD_KINDS[which]
+    if request.kept_tricks and _WIRES[which].finished_field not in request.changed:
+        raise ProtocolError(f"kept_tricks is set but `{_WIRES[which].finished_field}` did not change")
+    for name in request.changed:
+        kind = kinds.get(name)
+        if kind is None:
+            raise ProtocolError(
+                f"`changed` names {name!r}, which is not a field of {message.DESCRIPTOR.name}"
+            )
+        if kind == "finished":
+            held, kept = getattr(merged, name), request.kept_tricks
+            if kept > len(held):
+                raise ProtocolError(f"kept_tricks is {kept}, but the stream carried {len(held)} before")
+            del held[kept:]
+            held.extend(getattr(message, name))
+        elif kind == "map":
+            held = getattr(merged, name)
+            held.clear()
+            held.update(getattr(message, name))
+        elif kind == "repeated":
+            held = getattr(merged, name)
+            del held[:]
+            held.extend(getattr(message, name))
+        elif kind == "optional" and not message.HasField(name):
+            merged.ClearField(name)
+        else:
+            setattr(merged, name, getattr(message, name))
+    return merged
 
 
 def _info_field(game: str) -> str:
@@ -476,6 +638,30 @@ _FINISHED_ITEM: dict[str, Callable[[Any], Any]] = {
     "black_sevens": lambda hand: (hand.winner, _set_plays_back(hand.plays)),
 }
 """Info field -> one finished trick (hand) message as its decoder takes it."""
+
+
+def _field_kinds(message_type: Any, finished_field: str) -> dict[str, str]:
+    """How a stream merges each field of an information state (`_merged`)."""
+    kinds = {}
+    for name, descriptor in message_type.DESCRIPTOR.fields_by_name.items():
+        if name == finished_field:
+            kinds[name] = "finished"
+        elif descriptor.is_repeated:
+            entry = descriptor.message_type
+            kinds[name] = "map" if entry is not None and entry.GetOptions().map_entry else "repeated"
+        else:
+            kinds[name] = "optional" if descriptor.has_presence else "scalar"
+    return kinds
+
+
+_FIELD_KINDS = {
+    which: _field_kinds(message_type, _WIRES[which].finished_field)
+    for which, message_type in (
+        ("oh7", bot_pb2.Oh7InfoState),
+        ("bidding", bot_pb2.BiddingInfoState),
+        ("black_sevens", bot_pb2.BlackSevensInfoState),
+    )
+}
 
 
 # Match start and end
