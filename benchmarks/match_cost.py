@@ -333,6 +333,7 @@ class Side:
     def env(self, **extra: str) -> dict[str, str]:
         keep = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "SEPTET_"))}
         keep.pop("PYTHONPATH", None)
+        keep.pop("GRPC_EXPERIMENTS", None)  # each side's own code chooses gRPC's transport
         return {
             **keep,
             "DJANGO_SETTINGS_MODULE": "septet_platform.settings.prod",

@@ -15,7 +15,12 @@ can install and run the referee alone.
 
 __version__ = "0.1.0"
 
+# Before anything imports grpc: its core reads the transport setting once (see the module).
+from referee import grpc_transport as _grpc_transport
+
+_grpc_transport.prefer_legacy_endpoints()
+
 # Before any engine module loads: the compiled engine, or its pure-Python sources (see the module).
-from referee.engine import build as _engine_build
+from referee.engine import build as _engine_build  # noqa: E402
 
 _engine_build.select()

@@ -480,13 +480,9 @@ def _spawn(
     return RunningBot(manifest, address, process, log_path, scratch)
 
 
-# gRPC waits a second before it reconnects to an address that refused it; a bot that is still
-# starting refuses the first polls, so without this every start would cost that second.
-HEALTH_POLL_OPTIONS = (
-    ("grpc.initial_reconnect_backoff_ms", 20),
-    ("grpc.min_reconnect_backoff_ms", 20),
-    ("grpc.max_reconnect_backoff_ms", 100),
-)
+HEALTH_POLL_SECONDS = (0.1, 1.0)
+"""How long one health poll waits for the bot's server before the next tries afresh: the first
+this long, each next one twice as long up to the second figure (a busy machine answers late)."""
 
 
 def _process_env(bot_env: dict[str, str], *, sandboxed: bool) -> dict[str, str]:
@@ -500,21 +496,33 @@ def _process_env(bot_env: dict[str, str], *, sandboxed: bool) -> dict[str, str]:
 def wait_until_serving(
     address: str, timeout: float, *, process: subprocess.Popen[bytes] | None = None
 ) -> None:
-    """Polls the standard health service until SERVING; BotFolderError on exit or timeout."""
+    """Polls the standard health service until SERVING; BotFolderError on exit or timeout.
+
+    Each poll is a channel of its own that waits for the server (wait_for_ready) a while
+    (HEALTH_POLL_SECONDS). One channel for every poll went wrong two ways: gRPC backs off a second
+    before it reconnects to an address that refused it, and on gRPC's iomgr transport
+    (referee.grpc_transport) a connection made while the bot had bound its socket but not yet
+    started its server waited 5 s for the server's first frame, and every poll with it.
+    """
     deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address, options=HEALTH_POLL_OPTIONS) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        status = "no answer"
-        while time.monotonic() < deadline:
-            if process is not None and process.poll() is not None:
-                raise BotFolderError(f"exited with code {process.returncode} before serving")
+    status, patience = "no answer", HEALTH_POLL_SECONDS[0]
+    while (left := deadline - time.monotonic()) > 0:
+        if process is not None and process.poll() is not None:
+            raise BotFolderError(f"exited with code {process.returncode} before serving")
+        with grpc.insecure_channel(address) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
             try:
-                reply = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=0.5)
+                reply = health.Check(
+                    health_pb2.HealthCheckRequest(service=""),
+                    timeout=min(patience, left),
+                    wait_for_ready=True,
+                )
             except grpc.RpcError as error:
                 status = error.code().name
+                patience = min(2 * patience, HEALTH_POLL_SECONDS[1])
             else:
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:
                     return
                 status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
-            time.sleep(0.05)
+        time.sleep(0.02)
     raise BotFolderError(f"not healthy on {address} within {timeout:g} s (health: {status})")
