@@ -30,6 +30,7 @@ a writable cpuacct hierarchy for the bot figure.
 
     python benchmarks/match_cost.py [--matches 40] [--warmup 8] [--rounds 2] [--concurrency 2]
                                     [--before REF | --before none] [--postgres URL] [--profile]
+                                    [--game GAME ...]
 """
 
 from __future__ import annotations
@@ -862,6 +863,13 @@ def main() -> int:
         f"(default: {BEFORE_COMMIT})",
     )
     parser.add_argument(
+        "--game",
+        action="append",
+        metavar="GAME",
+        help="only this game id's matches (repeatable; default: every game id): the per-game-id "
+        "figures of deploy/README's capacity table",
+    )
+    parser.add_argument(
         "--postgres",
         default="postgresql://postgres@127.0.0.1:5432/postgres",
         metavar="URL",
@@ -944,6 +952,11 @@ def run(args: argparse.Namespace, folder: Path) -> int:
                 reasons = "\n".join(f"{bot}: {why}" for bot, why in prepared[side.name]["failed"].items())
                 raise SystemExit(f"{side.name}: example bots did not qualify:\n{reasons}")
         first = prepared[sides[0].name]
+        if args.game:
+            unknown = sorted(set(args.game) - {game for game, _, _ in first["ladders"]})
+            if unknown:
+                raise SystemExit(f"no ladder plays {', '.join(unknown)}: see 'septet rules' for game ids")
+            first["ladders"] = [ladder for ladder in first["ladders"] if ladder[0] in args.game]
         bots = sorted(set.intersection(*(set(found["bots"]) for found in prepared.values())))
         rng = random.Random(args.seed)
         warmup = match_specs(first["ladders"], bots, args.warmup, rng) if args.warmup else []
