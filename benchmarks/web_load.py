@@ -54,6 +54,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+# benchmarks/referee.py would shadow the referee package (septet_platform imports it first thing).
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_P95_MS = 100.0
 PLAYERS = 4
