@@ -213,8 +213,14 @@ class Supervisor:
         self.write_state(force=True)
 
     def stop(self) -> None:
-        """SIGTERM to every child's group, SIGKILL to what is left after STOP_GRACE_SECONDS (the
-        `stop_last` children after the others), then the guard is let go with nothing left to end."""
+        """SIGTERM to every child, SIGKILL to what is left of its group after STOP_GRACE_SECONDS (the
+        `stop_last` children after the others), then the guard is let go with nothing left to end.
+
+        The SIGTERM goes to the child alone, not its group (systemd's KillMode=mixed): a Celery
+        worker's warm shutdown lets its pool processes finish their match and rate it, and a pool
+        process signalled directly died mid-match (its match played again after its lease, and its
+        ratings waited for the sweep). Each child stops its own processes (gunicorn its workers,
+        Celery its pool); the group's SIGKILL ends whatever did not."""
         children = list(self.children.values())
         self._stop([child for child in children if not child.spec.stop_last])
         self._stop([child for child in children if child.spec.stop_last])
@@ -226,7 +232,8 @@ class Supervisor:
     def _stop(self, children: Sequence[Child]) -> None:
         running = [child.process for child in children if child.process is not None]
         for process in running:
-            _signal_group(process.pid, signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         for process in running:
             with contextlib.suppress(subprocess.TimeoutExpired):
