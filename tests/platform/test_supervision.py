@@ -1,5 +1,6 @@
 """The supervisor under `septet up`, with real processes: a child killed with SIGKILL is started
-again and the state file says so; a child that keeps dying is a crash loop naming it; a launcher
+again and the state file says so; a stop sends SIGTERM to a child alone, so the processes it
+stops itself (a Celery pool) finish first; a child that keeps dying is a crash loop naming it; a launcher
 killed with SIGKILL leaves no process it started (children, their children, one that ignores
 SIGTERM); the embedded Redis keeps queued tasks across a SIGKILL; /healthz and /ops/ show a dead
 supervised process."""
@@ -105,6 +106,64 @@ while True:
     supervisor.tick()
     time.sleep(0.2)
 """
+
+
+# A worker in the child's process group, as a Celery worker's pool process: it writes to argv[1]
+# each SIGTERM that reaches it ("SIGTERM mid-match") and, at the leader's word to finish (SIGUSR1),
+# "finished its match".
+WORKER = """
+import signal, sys, time
+out = sys.argv[1]
+def note(what):
+    with open(out, "a") as file:
+        file.write(what + "\\n")
+def term(*_):
+    note("SIGTERM mid-match")
+def finish(*_):
+    time.sleep(0.3)
+    note("finished its match")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, term)
+signal.signal(signal.SIGUSR1, finish)
+open(out + ".ready", "w").close()
+while True:
+    time.sleep(1)
+"""
+# The child: on SIGTERM it lets its worker finish (a warm shutdown), waits for it, then exits. It
+# waits half a second first, so a SIGTERM sent to the worker too is written before the word to finish.
+LEADER = """
+import signal, subprocess, sys, time
+worker = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]])
+def warm_shutdown(*_):
+    time.sleep(0.5)
+    worker.send_signal(signal.SIGUSR1)
+    worker.wait()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, warm_shutdown)
+while True:
+    time.sleep(1)
+"""
+
+
+def test_a_stop_sends_sigterm_to_the_child_alone_so_its_own_workers_finish(
+    supervisor: Supervisor, tmp_path: Path
+) -> None:
+    """As a Celery worker's pool: a process in the child's group that the child itself stops must
+    not get the SIGTERM too (a pool process once died mid-match that way); nothing is left after."""
+    out = tmp_path / "worker.txt"
+    command = [sys.executable, "-c", LEADER, WORKER, str(out)]
+    child = supervisor.start(ChildSpec("leader", command, env=dict(os.environ), cwd=tmp_path))
+    assert child.process is not None
+    deadline = time.monotonic() + 15
+    while not Path(f"{out}.ready").exists():
+        assert time.monotonic() < deadline, "the worker did not start"
+        time.sleep(0.05)
+    family = {identity(child.process.pid), *descendants(child.process.pid)} - {None}
+
+    supervisor.stop()
+
+    assert out.read_text() == "finished its match\n"
+    assert left_after(family, 5.0) == set(), "a process of the stopped child is left"
 
 
 def test_a_launcher_killed_with_sigkill_leaves_no_process_it_started(tmp_path: Path) -> None:
