@@ -1,4 +1,4 @@
-"""Web latency under load: the ladder, bot and match pages and the replay document.
+"""Web latency under load: the home, ladder, bot and match pages and the replay document.
 
 1. A throwaway database (a fresh PostgreSQL database when one answers on 127.0.0.1:5432, else a
    temporary SQLite file; `--sqlite` forces SQLite) is migrated and filled with bulk_create:
@@ -62,7 +62,7 @@ TARGET_P95_MS = 100.0
 PLAYERS = 4
 REPLAYS = 24
 BATCH = 5000
-KINDS = ("ladder", "bot", "match", "replay")
+KINDS = ("home", "ladder", "bot", "match", "replay")
 PR_SET_PDEATHSIG = 1
 
 
@@ -324,6 +324,8 @@ def embedded_redis(data: Path) -> Iterator[tuple[str, int]]:
 
 
 def _paths(kind: str, plan: dict[str, Any], rng: random.Random) -> str:
+    if kind == "home":  # every ladder's leaders, the newest matches, the install steps
+        return "/"
     if kind == "ladder":
         sort = rng.choice(["rank", "-rank", "bot", "-games", "owner"])
         return f"/ladders/oh-hell/?sort={sort}&page={rng.randint(1, plan['ladder_pages'])}"

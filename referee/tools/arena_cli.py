@@ -4,13 +4,21 @@ replay fetch.
 They are plain gRPC clients of `septet.v1.Arena`, so a bot author needs only `pip install septet`
 and a token from the site; nothing of the platform runs locally. The server address comes from
 `--server` or `SEPTET_SERVER` (default: the one-command platform's 127.0.0.1:50051), the API token
-from `--token` or `SEPTET_TOKEN`. A refusal by the server is printed as one line with its gRPC
-status, exit code 1; a mistake in the call itself is a usage error, exit code 2.
+from `--token` or `SEPTET_TOKEN`.
+
+Every error is one line, `septet: error: ...`, and its exit code says whose move it is:
+2 (USAGE_ERROR) for a mistake, caught here or refused by the server (an unknown game or bot, a bad
+or missing token, input the Arena rejects, a limit reached): calling again unchanged fails again;
+3 (ARENA_FAILED) only when the Arena could not be reached or failed inside: the same call may work
+later, so a script can retry on 3 alone. 1 (OUTCOME_FAILED) is not an error of the call: the
+command worked and its answer is "no" (a version failed qualification, a fetched replay does not
+verify, a wait ran out), as 1 means for `septet check` and `septet replay verify`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -34,15 +42,42 @@ from referee.tools.packing import pack_folder
 DEFAULT_SERVER = "127.0.0.1:50051"
 UPLOAD_CHUNK = 64 * 1024
 CALL_TIMEOUT = 30.0
-REMOTE_FAILED = 1
+OUTCOME_FAILED = 1
+USAGE_ERROR = 2
+ARENA_FAILED = 3
+EXIT_CODES_HELP = (
+    "exit codes: 0 done; 1 the answer is no (qualification failed, a replay does not verify,\n"
+    "a wait ran out); 2 a mistake or a refusal (unknown game or bot, bad token, invalid input);\n"
+    "3 the Arena could not be reached or failed inside (try again later)"
+)
+SERVER_FAULTS = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.DATA_LOSS,
+        grpc.StatusCode.UNIMPLEMENTED,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.CANCELLED,
+    }
+)
+"""gRPC statuses that are the server's (or the network's) failing, not the caller's mistake."""
 QUALIFYING = "qualifying"
 COMMANDS = ("submit", "ladder", "matches", "tournament", "logs", challenge_cli.COMMAND)
+WAIT_POLL_SECONDS = 1.0
+"""How often `submit --wait` asks how the qualification is going."""
 WAITING_SHOWN = 5
 """`septet matches` lists a bot's finished matches and, apart, this many of its waiting ones."""
 
 
 class ArenaError(Exception):
-    """The Arena refused a call or could not be reached; printed as one line, exit code 1."""
+    """Why a command stopped, printed as one line; `exit_code` says whose move it is (see the
+    module docstring): USAGE_ERROR by default, ARENA_FAILED or OUTCOME_FAILED when given."""
+
+    def __init__(self, message: str, exit_code: int = USAGE_ERROR) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def add_parsers(commands: Any, replay_commands: Any) -> None:
@@ -73,7 +108,7 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         "The platform qualifies it with a smoke game of each game it declares before it plays rated "
         "matches. With --wait, follow the qualification and print why it failed if it did.",
         epilog="example:\n  export SEPTET_TOKEN=sep_...   # printed by 'septet up', or made on the site\n"
-        "  septet submit bots/examples/greedy --wait",
+        "  septet submit bots/examples/greedy --wait\n\n" + EXIT_CODES_HELP,
         formatter_class=raw,
     )
     submit.add_argument("folder", type=Path, metavar="FOLDER")
@@ -85,9 +120,10 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
     ladder = commands.add_parser(
         "ladder",
         parents=[connection, as_json],
-        help="show a game's ladder standings (or every ladder)",
-        description="Without GAME, list the ladders; with GAME, its standings, best first.",
-        epilog="example:\n  septet ladder oh-hell",
+        help="show a game's ladder standings (or every ladder's leaders)",
+        description="Without GAME, every ladder with its leaders; with GAME, its time control and "
+        "whole standings, best first (bots that have played no rated game yet last).",
+        epilog="examples:\n  septet ladder\n  septet ladder oh-hell\n\n" + EXIT_CODES_HELP,
         formatter_class=raw,
     )
     ladder.add_argument("game", nargs="?", metavar="GAME")
@@ -96,11 +132,11 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         "matches",
         parents=[connection, as_json],
         help="list a bot's recent matches on the platform: finished first",
-        description="A bot's finished matches, newest first, with each seat's score, rank and rating "
-        "change, then apart the queued and running ones (needs an API token). Seeds and replays show "
-        "once a match's whole duplicate set is over.",
+        description="A bot's finished matches, newest first (by when they finished), with each seat's "
+        "score, rank and rating change, then apart the queued and running ones (needs an API "
+        "token). Seeds and replays show once a match's whole duplicate set is over.",
         epilog="examples:\n  septet matches greedy --game oh-hell --limit 5\n"
-        "  septet matches greedy --status waiting",
+        "  septet matches greedy --status waiting\n\n" + EXIT_CODES_HELP,
         formatter_class=raw,
     )
     matches.add_argument("bot", metavar="BOT")
@@ -121,7 +157,7 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         description="Your own bots' output in a match (the last 64 KiB of each seat's stdout and stderr) "
         "with each forfeit's full reason and the replay event it happened at (needs an API token). "
         "Shown once the match's duplicate set is over, like its replay; nobody else sees it.",
-        epilog="example:\n  septet logs 1234",
+        epilog="example:\n  septet logs 1234\n\n" + EXIT_CODES_HELP,
         formatter_class=raw,
     )
     logs.add_argument("match_id", type=int, metavar="MATCH_ID")
@@ -136,7 +172,7 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         "(mean rank over duplicate sets with a 95% interval; overlapping intervals are statistically "
         "tied), or enter one of your bots before its deadline (needs a token).",
         epilog="examples:\n  septet tournament list\n  septet tournament standings winter-cup\n"
-        "  septet tournament enter winter-cup my-bot",
+        "  septet tournament enter winter-cup my-bot\n\n" + EXIT_CODES_HELP,
         formatter_class=raw,
     )
     actions = tournament.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
@@ -156,7 +192,8 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         description="Download the replay of a match (.json.gz) and re-play it through the engine. "
         "Needs an API token. A replay is published once every rotation of its duplicate set is over; "
         "forfeit reasons of seats you do not own come blanked (verification does not read them).",
-        epilog="example:\n  septet replay fetch 42 && septet replay verify match-42.json.gz",
+        epilog="example:\n  septet replay fetch 42 && septet replay verify match-42.json.gz\n\n"
+        + EXIT_CODES_HELP,
         formatter_class=raw,
     )
     fetch.add_argument("match_id", type=int, metavar="MATCH_ID")
@@ -188,7 +225,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
             return _fetch(client, args, out)
     except ArenaError as error:
         print(f"septet: error: {error}", file=sys.stderr)
-        return REMOTE_FAILED
+        return error.exit_code
 
 
 class _Client:
@@ -212,13 +249,32 @@ class _Client:
             raise self._error(error) from None
 
     def _error(self, error: grpc.RpcError) -> ArenaError:
+        """The failure in words a person acts on, never a bare status code: the server's own
+        sentence for a refusal (exit 2), what went wrong where for a fault of the server (exit 3)."""
         code: grpc.StatusCode = error.code()
-        details: str = error.details() or ""
+        details: str = (error.details() or "").strip()
         if code is grpc.StatusCode.UNAVAILABLE:
-            return ArenaError(f"cannot reach the Arena at {self.server} (is 'septet up' running?): {details}")
+            return ArenaError(
+                f"cannot reach the Arena at {self.server} (is 'septet up' running? another server: "
+                f"--server or SEPTET_SERVER){': ' + details if details else ''}",
+                ARENA_FAILED,
+            )
+        if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+            return ArenaError(
+                f"the Arena at {self.server} did not answer within {CALL_TIMEOUT:.0f} s; try again later",
+                ARENA_FAILED,
+            )
+        if code is grpc.StatusCode.UNIMPLEMENTED:
+            return ArenaError(
+                f"the Arena at {self.server} does not offer this call (an older server?): {details}",
+                ARENA_FAILED,
+            )
+        if code in SERVER_FAULTS:
+            failure = details or code.name.lower()
+            return ArenaError(f"the Arena at {self.server} failed: {failure}", ARENA_FAILED)
         if code is grpc.StatusCode.UNAUTHENTICATED:
-            return ArenaError(f"{details} (pass --token or set SEPTET_TOKEN)")
-        return ArenaError(f"{details} ({code.name})")
+            return ArenaError(f"{details} (pass --token sep_... or set SEPTET_TOKEN)")
+        return ArenaError(details or f"the Arena refused the call ({code.name.lower().replace('_', ' ')})")
 
 
 def _submit(client: _Client, args: argparse.Namespace, out: Console) -> int:
@@ -234,9 +290,15 @@ def _submit(client: _Client, args: argparse.Namespace, out: Console) -> int:
         f"sha256 {response.archive_sha256[:12]}): {response.status}"
     )
     if not args.wait:
-        out.print(f"follow it with: septet submit ... --wait, or septet matches {response.bot}")
+        out.print(
+            f"its qualification goes on: the bot's page on the site shows how it ends (next time, "
+            f"submit with --wait to follow it here); then septet matches {response.bot}"
+        )
         return 0
     version = _await_qualification(client, response.bot, response.version, args.wait_timeout, out)
+    warning = name_warning(response.bot, version.reported_name)
+    if warning:
+        out.print(warning, markup=False, soft_wrap=True)  # one line: a script may grep it
     if version.status == "active":
         out.print(
             f"{response.bot} version {version.number} qualified and is active on: {', '.join(version.games)}"
@@ -245,7 +307,7 @@ def _submit(client: _Client, args: argparse.Namespace, out: Console) -> int:
     out.print(qualification_outcome(response.bot, version.number, version.status))
     if version.error_log:
         out.print(version.error_log.rstrip(), markup=False)
-    return REMOTE_FAILED
+    return OUTCOME_FAILED
 
 
 def qualification_outcome(bot: str, number: int, status: str) -> str:
@@ -255,47 +317,81 @@ def qualification_outcome(bot: str, number: int, status: str) -> str:
     return f"{bot} version {number} is {status}"
 
 
+def name_warning(bot: str, reported: str) -> str:
+    """A warning when the bot process calls itself otherwise than its manifest does ("" when
+    alike or when it reports no name): the platform lists it by the manifest's name, while
+    `septet match` and `check` by address show the reported one, and a copied example keeps
+    the example's name (`name = "random"`) unless its author changes both."""
+    if not reported or reported == bot:
+        return ""
+    return (
+        f"warning: the bot calls itself {reported!r} (the `name` in its code) but its manifest names "
+        f"it {bot!r}: the platform shows {bot!r}, `septet match` by address {reported!r}; give both "
+        "the same name"
+    )
+
+
+def progress_text(progress: pb.QualificationProgress) -> str:
+    """Where a qualification is, in a few words: "waiting for a worker", "building", "playing
+    oh-hell (game 4 of 6; 1 failed so far)"."""
+    if progress.step == "queued":
+        return "waiting for a worker"
+    if progress.step == "building":
+        return "building"
+    if progress.step != "playing" or not progress.games:
+        return progress.step or "waiting for a worker"
+    failed = f"; {progress.games_failed} failed so far" if progress.games_failed else ""
+    total = len(progress.games)
+    if progress.game:
+        return f"playing {progress.game} (game {min(progress.games_over + 1, total)} of {total}{failed})"
+    return f"{progress.games_over} of {total} games played{failed}"
+
+
 def _await_qualification(
     client: _Client, bot: str, number: int, timeout: float, out: Console
 ) -> pb.BotVersionInfo:
-    deadline = time.monotonic() + timeout
-    with out.status(f"qualifying {bot} version {number}"):
+    """Polls the version until it is no longer qualifying, showing how far it has got: a status
+    line redrawn in place on a terminal, else a plain line each time the step changes (a log or
+    CI job shows what it is waiting for, without a line per second)."""
+    started = time.monotonic()
+    label = f"qualifying {bot} version {number}"
+    shown = ""
+    with contextlib.ExitStack() as stack:
+        status = stack.enter_context(out.status(label)) if out.is_terminal else None
         while True:
             response: pb.GetBotResponse = client.call("GetBot", pb.GetBotRequest(name=bot))
             version = next(v for v in response.versions if v.number == number)
             if version.status != QUALIFYING:
                 return version
-            if time.monotonic() > deadline:
-                raise ArenaError(f"{bot} version {number} is still qualifying after {timeout:.0f} s")
-            time.sleep(1.0)
+            elapsed = time.monotonic() - started
+            text = progress_text(version.progress) if version.HasField("progress") else ""
+            if status is not None:
+                status.update(f"{label}: {text}, {elapsed:.0f} s" if text else f"{label}, {elapsed:.0f} s")
+            elif text != shown:
+                out.print(f"{label}: {text} ({elapsed:.0f} s)", markup=False, soft_wrap=True)
+                shown = text
+            if elapsed > timeout:
+                raise ArenaError(
+                    f"{bot} version {number} is still qualifying after {timeout:.0f} s "
+                    f"({text or 'no progress reported'}); it goes on, and the bot's page on the site "
+                    "shows how it ends",
+                    OUTCOME_FAILED,
+                )
+            time.sleep(WAIT_POLL_SECONDS)
 
 
 def _ladder(client: _Client, args: argparse.Namespace, out: Console) -> int:
     if args.game is None:
-        ladders = client.call("ListLadders", pb.ListLaddersRequest()).ladders
-        if args.json:
-            print(json.dumps([_as_dict(ladder) for ladder in ladders], indent=2))
-            return 0
-        table = _table("game", "players", "decision s", "bank s", "active")
-        for ladder in ladders:
-            players = f"{ladder.min_players}-{ladder.max_players}"
-            table.add_row(
-                ladder.game,
-                players,
-                f"{ladder.decision_seconds:g}",
-                f"{ladder.bank_seconds:g}",
-                _yes(ladder.active),
-            )
-        out.print(table)
-        return 0
+        return _ladders_overview(client, args, out)
     response: pb.GetLadderResponse = client.call("GetLadder", pb.GetLadderRequest(game=args.game))
     if args.json:
         print(json.dumps(_as_dict(response), indent=2))
         return 0
     ladder = response.ladder
     out.print(
-        f"[bold]{ladder.game}[/] ladder: {ladder.min_players}-{ladder.max_players} players, "
+        f"[bold]{ladder.game}[/] ladder: {_players(ladder)} players, "
         f"{ladder.decision_seconds:g} s per decision + {ladder.bank_seconds:g} s bank"
+        + ("" if ladder.active else " (inactive: no new matches)")
     )
     if not response.standings:
         out.print("no rated bots yet")
@@ -313,7 +409,63 @@ def _ladder(client: _Client, args: argparse.Namespace, out: Console) -> int:
             row.last_match[:19].replace("T", " "),
         )
     out.print(table)
+    out.print(STANDINGS_LEGEND, markup=False)
     return 0
+
+
+LEADERS_SHOWN = 3
+"""`septet ladder` without a game shows this many of each ladder's standings."""
+STANDINGS_LEGEND = "rating: a new bot has 1500 (interval about 95%); unplayed bots are listed last"
+
+
+def _ladders_overview(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    """Every ladder with its leaders (the question a newcomer asks is who is winning, not what
+    the time controls are), and how to see one ladder whole."""
+    ladders = list(client.call("ListLadders", pb.ListLaddersRequest()).ladders)
+    standings = {
+        ladder.game: list(client.call("GetLadder", pb.GetLadderRequest(game=ladder.game)).standings)
+        for ladder in ladders
+    }
+    if args.json:
+        listed = [
+            {**_as_dict(ladder), "leaders": [_as_dict(row) for row in standings[ladder.game][:LEADERS_SHOWN]]}
+            for ladder in ladders
+        ]
+        print(json.dumps(listed, indent=2))
+        return 0
+    if not ladders:
+        out.print("this server has no ladder yet")
+        return 0
+    table = _table("game", "players", "#", "bot", "rating", "games", "bots")
+    for ladder in ladders:
+        rows = standings[ladder.game]
+        game = ladder.game + ("" if ladder.active else " (inactive)")
+        if not rows:
+            table.add_row(game, _players(ladder), "-", "no rated bots yet", "", "", "0")
+            continue
+        for index, row in enumerate(rows[:LEADERS_SHOWN]):
+            first = index == 0
+            table.add_row(
+                game if first else "",
+                _players(ladder) if first else "",
+                str(row.rank),
+                row.bot,
+                f"{row.rating} ({row.low}..{row.high})",
+                str(row.games),
+                str(len(rows)) if first else "",
+            )
+    out.print(table)
+    out.print(
+        f"the top {LEADERS_SHOWN} of each ladder; one in full, with its time control: septet ladder GAME",
+        markup=False,
+    )
+    return 0
+
+
+def _players(ladder: pb.Ladder) -> str:
+    if ladder.min_players == ladder.max_players:
+        return str(ladder.min_players)
+    return f"{ladder.min_players}-{ladder.max_players}"
 
 
 def _token_needed(args: argparse.Namespace, what: str) -> None:
@@ -334,6 +486,8 @@ def _matches(client: _Client, args: argparse.Namespace, out: Console) -> int:
         return 0
     if matches:
         out.print(_matches_table(matches, args.bot))
+        if any(_rating_cell(match, args.bot) in ("-", "set") for match in matches):
+            out.print(_rating_legend(args.bot), markup=False)
         if any(match.has_replay for match in matches):
             out.print("* replay published: septet replay fetch MATCH; your bot's output: septet logs MATCH")
     else:
@@ -351,8 +505,8 @@ def _list_matches(client: _Client, args: argparse.Namespace, status: str, limit:
 
 def _matches_table(matches: list[pb.MatchInfo], bot: str) -> RichTable:
     """One row per match, narrow enough for 80 columns: `bot`'s result (rank, score, rating
-    change) first, then every seat on a line of its own; a `*` after the id marks a published
-    replay, and a match that is not a ladder's says its kind beside the game."""
+    change: `_rating_cell`) first, then every seat on a line of its own; a `*` after the id marks
+    a published replay, and a match that is not a ladder's says its kind beside the game."""
     table = _table("match", "game", "finished", "rank", "score", "rating", "seats (score, rank)")
     for match in matches:
         own = next((seat for seat in match.seats if seat.bot == bot), None)
@@ -363,10 +517,30 @@ def _matches_table(matches: list[pb.MatchInfo], bot: str) -> RichTable:
             match.finished[5:16].replace("T", " ") if match.finished else match.status,
             f"#{own.rank}" if own is not None and own.HasField("rank") else "-",
             str(own.score) if own is not None and own.HasField("score") else "-",
-            f"{own.rating_change:+d}" if own is not None and own.HasField("rating_change") else "-",
+            _rating_cell(match, bot),
             "\n".join(_seat(seat) for seat in match.seats),
         )
     return table
+
+
+def _rating_cell(match: pb.MatchInfo, bot: str) -> str:
+    """The change the match made to `bot`'s rating ("+12"); "set" for a finished rated match
+    that made none (a duplicate set is rated once, at its last rotation), "-" for an unrated
+    one, "" for a rated one not over yet."""
+    own = next((seat for seat in match.seats if seat.bot == bot), None)
+    if own is not None and own.HasField("rating_change"):
+        return f"{own.rating_change:+d}"
+    if not match.rated:
+        return "-"
+    return "set" if match.status == "finished" else ""
+
+
+def _rating_legend(bot: str) -> str:
+    """What the rating column's values mean, in lines that fit 80 columns."""
+    return (
+        f"rating: the match's change to {bot}'s rating; -: unrated (a challenge or qualification)\n"
+        "set: rated with its duplicate set, which changes ratings once, at its last rotation"
+    )
 
 
 def _logs(client: _Client, args: argparse.Namespace, out: Console) -> int:
@@ -488,7 +662,7 @@ def _fetch(client: _Client, args: argparse.Namespace, out: Console) -> int:
     try:
         verified = replay.verify(replay.load(path))
     except replay.ReplayError as error:
-        raise ArenaError(f"{path} does not verify: {error}") from None
+        raise ArenaError(f"{path} does not verify: {error}", OUTCOME_FAILED) from None
     out.print(f"verified: {verified.game}, {verified.events} events re-played through the engine")
     return 0
 

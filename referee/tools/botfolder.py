@@ -6,14 +6,17 @@ A bot folder is what an author writes, runs locally and submits, as it is:
     games = ["oh-hell", "oh7"]                    # game ids it plays
     command = ["python", "bot.py", "--address", "{address}"]
     build = ["npm", "ci"]                         # optional: run once, see below
-    description = "..."                           # optional
+    description = "..."                           # optional: plain text, at most 300 characters
 
 `command` runs in the folder; `{address}` becomes the address to serve on (`unix:/path` or
 `host:port`); a first word `python` means the interpreter running Septet, so a bot uses the
-SDK from the same environment. `start_bot` starts the process in its own process group, waits
-until the standard gRPC health service says SERVING, and `RunningBot.stop` ends the whole group;
-a local process started from the main thread also dies with the tool (PR_SET_PDEATHSIG, set by
-`setpriv --pdeathsig KILL`), so even a tool killed with SIGKILL leaves no bot running.
+SDK from the same environment; a first word that is a relative path (`./go-lowest`, `bin/bot`)
+is the folder's own program wherever the tool was started (`command_line`, the one place).
+`start_bot` starts the process in its own process group, waits until the standard gRPC health
+service says SERVING, and `RunningBot.stop` ends the whole group; a local process started from the
+main thread also dies with the tool (PR_SET_PDEATHSIG, set by `setpriv --pdeathsig KILL`), so even
+a tool killed with SIGKILL leaves no bot running. A process that dies mid-game is reported with
+its exit code or signal (`RunningBot.exit_status`) and, locally, its output's tail.
 Given a `referee.tools.sandbox.Sandbox`, the same process runs inside bubblewrap: no network, a
 read-only view of the runtime and of its folder, its socket in a private folder, limits; the
 platform always passes one for submitted bots, `septet match` on your own folders need not.
@@ -35,6 +38,7 @@ import re
 import select
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -42,6 +46,7 @@ import tempfile
 import threading
 import time
 import tomllib
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,11 +58,29 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from referee.engine.games import all_games
 from referee.tools.bot_logs import read_log_tail
 from referee.tools.building import bounded_log
-from referee.tools.sandbox import BOT_ADDRESS, SOCKET_DIR, SOCKET_NAME, Prepared, Sandbox
+from referee.tools.sandbox import (
+    BOT_ADDRESS,
+    BOT_DIR,
+    SOCKET_DIR,
+    SOCKET_NAME,
+    Prepared,
+    Sandbox,
+    _protos_env,
+)
 from referee.tools.sandbox_cgroups import SandboxGroup
 
 MANIFEST = "septet-bot.toml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+DESCRIPTION_MAX_CHARS = 300
+"""A description is one short paragraph: it is shown on the bot's page and lists, kept with every
+version and loaded with every active manifest by matchmaking, so it is bounded like a name. 300
+characters hold the longest example's (about 150) twice over, and a page of them stays small."""
+NOT_PLAIN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Unicode categories a description may not hold: control characters (newlines and tabs too),
+format characters (the bidi overrides and isolates U+202A-U+202E, U+2066-U+2069, the marks
+U+200E, U+200F, U+061C, zero-width joiners), surrogates, private-use and unassigned code points,
+line and paragraph separators. What is left prints as it reads: text shown beside another bot's
+cannot reorder, hide or break the line it sits in. Ordinary spaces (category Zs) are allowed."""
 BUILD_STAMP = ".septet-build"
 """The name of the old in-folder stamp; never written now, still left out when packing."""
 STDERR_TAIL_LINES = 20
@@ -119,7 +142,28 @@ def load_manifest(folder: str | Path) -> Manifest:
     description = data.get("description", "")
     if not isinstance(description, str):
         raise BotFolderError(f"{path}: description must be a string")
+    _check_description(description, path)
     return Manifest(folder, name, tuple(dict.fromkeys(games)), command, build, description)
+
+
+def _check_description(description: str, path: Path) -> None:
+    """Refuses a description that is too long or not plain printable text (`NOT_PLAIN`), in one
+    line naming the rule, the first offending character and the fix. Checked here, so `septet
+    check`, `septet submit` and the platform's intake (which loads every archive's manifest with
+    this function) refuse the same manifests."""
+    if len(description) > DESCRIPTION_MAX_CHARS:
+        raise BotFolderError(
+            f"{path}: description is {len(description)} characters, over the limit of"
+            f" {DESCRIPTION_MAX_CHARS}: shorten it to one short paragraph"
+        )
+    for position, char in enumerate(description):
+        if unicodedata.category(char) in NOT_PLAIN:
+            what = unicodedata.name(char, "a control or unassigned character")
+            raise BotFolderError(
+                f"{path}: description has U+{ord(char):04X} ({what}) at character {position + 1}:"
+                " a description is plain printable text on one line, with no control, format or"
+                " direction characters; remove it"
+            )
 
 
 def _words(value: object, path: Path, key: str, *, required: bool = True) -> tuple[str, ...]:
@@ -129,12 +173,78 @@ def _words(value: object, path: Path, key: str, *, required: bool = True) -> tup
     raise BotFolderError(f'{path}: {key} must be a list of words, like ["python", "bot.py"]')
 
 
-def resolve_command(words: Sequence[str], address: str = "") -> list[str]:
-    """The command line to run: `{address}` filled in, `python` as this interpreter."""
+def resolve_command(
+    words: Sequence[str],
+    address: str = "",
+    *,
+    folder: Path | None = None,
+    seen_at: str | None = None,
+    key: str = "command",
+) -> list[str]:
+    """The command line to run: `{address}` filled in, `python` as this interpreter, and a first
+    word that is a relative path (`./bot`, `bin/bot`) as that file of the bot `folder`.
+
+    This is the one place a manifest's words become a program, for every way a folder runs
+    (check, match, compare, bot serve, the platform's qualification and rated play): a relative
+    path means the folder's own file wherever the tool was started from, never a file of the
+    caller's working directory. Given `folder`, that file is checked here (inside the folder, a
+    file, executable) and a problem raises BotFolderError naming it folder-relative with the fix;
+    it is then named absolutely, as the process sees the folder: at `seen_at` (the sandbox's
+    /bot) or at `folder` itself. A first word without a slash is looked up on PATH, as a shell
+    would (`node`, `java`). Without `folder` (a build command run in a copy of it) a relative
+    first word is left as it is."""
     resolved = [word.replace("{address}", address) for word in words]
-    if resolved and resolved[0] in ("python", "python3"):
+    if not resolved:
+        return resolved
+    first = resolved[0]
+    if first in ("python", "python3"):
         resolved[0] = sys.executable
+    elif folder is not None and "/" in first and not first.startswith("/"):
+        relative = _folder_program(folder, first, key)
+        resolved[0] = str(Path(seen_at or folder) / relative)
     return resolved
+
+
+def _folder_program(folder: Path, word: str, key: str) -> str:
+    """`word` (a relative path) as a path inside `folder`, checked: the file is there, is a
+    regular file and is executable; else BotFolderError saying what to do."""
+    where = Path(os.path.normpath(word))
+    if where.is_absolute() or where.parts[:1] == ("..",) or where == Path("."):
+        raise BotFolderError(f"its {key} {word!r} points outside the bot folder: name a file inside it")
+    path = folder / where
+    shown = f"{word!r} ({where.as_posix()} in {folder})"
+    if not path.exists() and not path.is_symlink():
+        hint = "build it into the folder (in the manifest's build step, or before you submit) or fix the path"
+        raise BotFolderError(f"its {key} needs {shown}, which is not there: {hint}")
+    if path.is_symlink() or not path.is_file():
+        raise BotFolderError(f"its {key} needs {shown}, which is not a regular file")
+    mode = path.stat().st_mode
+    if not mode & 0o111:
+        raise BotFolderError(
+            f"its {key} needs {shown}, which is not executable: chmod +x {where.as_posix()}"
+            " (or add a shebang line and chmod +x for a script)"
+        )
+    return where.as_posix()
+
+
+def command_line(manifest: Manifest, address: str, *, sandboxed: bool = False) -> list[str]:
+    """The words that start `manifest`'s bot serving on `address` (see `resolve_command`): its
+    folder's own programs as the folder is seen by the process, /bot inside the sandbox. A
+    program it needs that is missing raises BotFolderError with the manifest's name."""
+    try:
+        command = resolve_command(
+            manifest.command, address, folder=manifest.folder, seen_at=BOT_DIR if sandboxed else None
+        )
+    except BotFolderError as error:
+        raise BotFolderError(f"{manifest.name}: {error}") from None
+    program = command[0]
+    if "/" not in program and shutil.which(program) is None:
+        ours = (manifest.folder / program).is_file()
+        hint = f": it is a file of the folder, so write './{program}'" if ours else ""
+        raise BotFolderError(f"{manifest.name}: its command needs {program!r}, which is not installed{hint}")
+    if manifest.command[0].startswith("/") and not Path(program).is_file():
+        raise BotFolderError(f"{manifest.name}: its command needs {program!r}, which is not installed")
+    return command
 
 
 def build(manifest: Manifest, *, quiet: bool = True, sandbox: Sandbox | None = None) -> None:
@@ -157,9 +267,13 @@ def mark_built(manifest: Manifest) -> None:
 
 @contextlib.contextmanager
 def _build_lock(folder: Path) -> Iterator[None]:
-    """An exclusive lock on a folder's build, across threads and processes (flock)."""
+    """An exclusive lock on a folder's build, across threads and processes (flock). The lock file
+    lives beside the build stamps (one per folder, reused), not in the temporary folder, where
+    every folder ever built left an empty file behind."""
     key = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
-    with open(Path(tempfile.gettempdir()) / f"septet-build-{key}.lock", "w") as lock:
+    locks = build_cache_dir() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -171,11 +285,20 @@ def _build_once(manifest: Manifest, *, quiet: bool) -> None:
     stamp = _build_stamp(manifest)
     if stamp.is_file():
         return
-    command = resolve_command(manifest.build)
-    if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+    try:
+        command = resolve_command(manifest.build, folder=manifest.folder, key="build")
+    except BotFolderError as error:
+        raise BotFolderError(f"{manifest.name}: {error}") from None
+    if "/" not in command[0] and shutil.which(command[0]) is None:
         raise BotFolderError(f"{manifest.name}: its build needs {command[0]!r}, which is not installed")
     done = subprocess.run(
-        command, cwd=manifest.folder, capture_output=quiet, text=True, timeout=600, check=False
+        command,
+        cwd=manifest.folder,
+        capture_output=quiet,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, **_protos_env()},  # SEPTET_PROTOS, as a build in the sandbox has it
     )
     if done.returncode != 0:
         tail = _tail(done.stderr or done.stdout or "")
@@ -254,6 +377,21 @@ class RunningBot:
         """The last lines of the bot's output, read from the end with a byte cap (a bot may have
         written up to its file-size limit) and never through a link."""
         return _tail(read_log_tail(self.log_path, limit=STDERR_TAIL_READ_BYTES, whole_lines=False).text)
+
+    def exit_status(self, wait: float = 0.0) -> str | None:
+        """How the bot's process ended ("exited with code 3", "was killed by SIGSEGV"), waiting up
+        to `wait` seconds for it to end; None while it runs. Safe to publish (no output of the bot)."""
+        try:
+            code = self.process.wait(timeout=wait) if wait > 0 else self.process.poll()
+        except subprocess.TimeoutExpired:
+            return None
+        return None if code is None else describe_exit(code, sandboxed=self._sandboxed is not None)
+
+    def crash_report(self, wait: float = 0.0) -> str | None:
+        """`exit_status` and the tail of the bot's output, for the author running it locally (the
+        output is the bot's own: never put it where others read, such as a published replay)."""
+        status = self.exit_status(wait)
+        return None if status is None else f"its process {status}{self.stderr_tail()}"
 
     def wait_until_healthy(self, timeout: float = 15.0) -> None:
         """Returns once the bot's health service says SERVING; otherwise stops the bot and raises
@@ -339,7 +477,23 @@ def _open_sandbox_socket(bot: RunningBot, deadline: float) -> int:
         raise BotFolderError(
             f"{SOCKET_DIR}/{SOCKET_NAME} is not a socket of the bot (a link or a file): refused"
         )
-    raise BotFolderError(f"made no socket at {SOCKET_DIR}/{SOCKET_NAME} in time")
+    raise BotFolderError(
+        f"not healthy: nothing is listening at {SOCKET_DIR}/{SOCKET_NAME} in its sandbox in time:"
+        " does your bot serve on the {address} it was given (also in SEPTET_BOT_ADDRESS)?"
+    )
+
+
+def describe_exit(code: int, *, sandboxed: bool = False) -> str:
+    """A process's return code in words: a negative one is the signal that killed it; in the
+    sandbox the launcher passes on bubblewrap's code, where 128 + N means signal N."""
+    number = -code if code < 0 else code - 128 if sandboxed and 128 < code < 128 + 65 else None
+    if number is None:
+        return f"exited with code {code}"
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    return f"was killed by {name}" if code < 0 else f"exited with code {code} (killed by {name})"
 
 
 def stop_process_group(process: subprocess.Popen[bytes], grace: float = 3.0) -> int | None:
@@ -375,6 +529,18 @@ def start_bot(
     return bot
 
 
+MAX_SOCKET_PATH = 100
+"""A unix socket's path must fit in 108 bytes (sun_path): a longer TMPDIR cannot hold the bot's."""
+
+
+def _scratch_folder(prefix: str) -> Path:
+    """A new private folder for one bot start (its socket, its log) in the temporary folder, or in
+    /tmp when TMPDIR is too deep for a unix socket path below it (pytest's folders can be)."""
+    base = tempfile.gettempdir()
+    longest = len(os.path.join(base, f"{prefix}{'x' * 8}", "run", "bot.sock"))
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base if longest <= MAX_SOCKET_PATH else "/tmp"))
+
+
 def launch_bot(
     folder: str | Path | Manifest, *, address: str | None = None, sandbox: Sandbox | None = None
 ) -> RunningBot:
@@ -386,7 +552,7 @@ def launch_bot(
     if sandbox is not None and address is not None:
         raise ValueError("a sandboxed bot has no network: it serves on its private unix socket")
     build(manifest, sandbox=sandbox)
-    scratch = Path(tempfile.mkdtemp(prefix=f"septet-{manifest.name}-"))
+    scratch = _scratch_folder(f"septet-{manifest.name}-")
     if sandbox is None:
         run_dir = scratch / "run"
         run_dir.mkdir()
@@ -394,10 +560,11 @@ def launch_bot(
     else:
         address = BOT_ADDRESS  # inside the sandbox; the host's way to it is found once it serves
     log_path = scratch / "stderr.log"
-    command = resolve_command(manifest.command, address)
-    if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+    try:
+        command = command_line(manifest, address, sandboxed=sandbox is not None)
+    except BotFolderError:
         shutil.rmtree(scratch, ignore_errors=True)
-        raise BotFolderError(f"{manifest.name}: its command needs {command[0]!r}, which is not installed")
+        raise
     bot_env = {"SEPTET_BOT_ADDRESS": address, "PYTHONUNBUFFERED": "1"}
     if sandbox is None:
         return _spawn(
@@ -486,26 +653,34 @@ this long, each next one twice as long up to the second figure (a busy machine a
 
 
 def _process_env(bot_env: dict[str, str], *, sandboxed: bool) -> dict[str, str]:
-    """A local bot inherits our environment; a sandboxed one gets only `bot_env` inside, and the
+    """A local bot inherits our environment (and SEPTET_PROTOS, as in the sandbox); a sandboxed
+    one gets only `bot_env` inside, and the
     sandbox's own processes (which a bot could inspect) only PATH: never the worker's secrets."""
     if sandboxed:
         return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    return {**os.environ, **bot_env}
+    return {**os.environ, **_protos_env(), **bot_env}
 
 
 def wait_until_serving(
     address: str, timeout: float, *, process: subprocess.Popen[bytes] | None = None
 ) -> None:
-    """Polls the standard health service until SERVING; BotFolderError on exit or timeout.
+    """Polls the standard health service until SERVING; BotFolderError on exit or timeout, saying
+    which of the ways it failed: nothing listening at the address, a server without the health
+    service (at once: a server's services are fixed once it serves), or an answer other than
+    SERVING.
 
     Each poll is a channel of its own that waits for the server (wait_for_ready) a while
     (HEALTH_POLL_SECONDS). One channel for every poll went wrong two ways: gRPC backs off a second
     before it reconnects to an address that refused it, and on gRPC's iomgr transport
     (referee.grpc_transport) a connection made while the bot had bound its socket but not yet
-    started its server waited 5 s for the server's first frame, and every poll with it.
+    started its server waited 5 s for the server's first frame, and every poll with it. A bot
+    given by address (no `process`: nothing of ours is starting) whose address refuses connections
+    for REFUSED_GRACE seconds is not waited for any longer.
     """
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    deadline = started + timeout
     status, patience = "no answer", HEALTH_POLL_SECONDS[0]
+    listening: bool | None = None
     while (left := deadline - time.monotonic()) > 0:
         if process is not None and process.poll() is not None:
             raise BotFolderError(f"exited with code {process.returncode} before serving")
@@ -519,10 +694,58 @@ def wait_until_serving(
                 )
             except grpc.RpcError as error:
                 status = error.code().name
+                if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                    raise BotFolderError(
+                        f"answers on {address} but has no grpc.health.v1.Health service (UNIMPLEMENTED):"
+                        f" serve it and answer SERVING, see {HEALTH_DOCS}"
+                    ) from None
                 patience = min(2 * patience, HEALTH_POLL_SECONDS[1])
+                listening = is_listening(address)
+                if listening is False and process is None and time.monotonic() - started >= REFUSED_GRACE:
+                    break
             else:
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:
                     return
                 status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+                listening = True
         time.sleep(0.02)
+    waited = time.monotonic() - started
+    if listening is False:
+        hint = (
+            "does your bot serve on the {address} it was given (also in SEPTET_BOT_ADDRESS)?"
+            if process is not None
+            else "is the bot running and serving there?"
+        )
+        raise BotFolderError(f"not healthy: nothing is listening on {address} after {waited:.0f} s: {hint}")
     raise BotFolderError(f"not healthy on {address} within {timeout:g} s (health: {status})")
+
+
+REFUSED_GRACE = 1.0
+"""Seconds a bot given by address may refuse connections before the health wait gives up on it."""
+HEALTH_DOCS = "docs/bots.md#health"
+
+
+def is_listening(address: str, timeout: float = 0.2) -> bool | None:
+    """Whether something accepts connections at a gRPC `address` (`unix:PATH`, `host:port`,
+    `[v6]:port`): a plain connect, closed at once. None for a form it cannot probe."""
+    if address.startswith("unix:"):
+        path = address[len("unix:") :]
+        path = path[2:] if path.startswith("//") else path
+        family, target = socket.AF_UNIX, path
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.settimeout(timeout)
+                probe.connect(target)
+        except OSError:
+            return False
+        return True
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or address.startswith(("dns:", "ipv4:", "ipv6:", "unix-abstract:")):
+        return None
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except TimeoutError:
+        return None  # a filtered port or a slow network: not known to be closed
+    except OSError:
+        return False
+    return True

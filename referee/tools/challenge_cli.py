@@ -47,15 +47,19 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         parents=parents,
         help="play unrated duplicate sets against named bots on the platform, with a verdict",
         description="Queues SETS duplicate sets of MY-BOT against the OPPONENTs on a game's ladder,\n"
-        "unrated (needs an API token). A set is one random deal played in every seat rotation;\n"
-        "the platform picks the seeds. Challenges wait behind qualification and tournament\n"
-        "matches and go before ladder matches.\n\n"
+        "unrated (needs an API token). Each bot named takes one seat, so name as many bots as\n"
+        "the game has seats (oh-hell: 3-7; a house bot such as greedy fills one). A set is one\n"
+        "random deal played in every seat rotation; the platform picks the seeds. Challenges\n"
+        "wait behind qualification and tournament matches and go before ladder matches.\n\n"
         "The results give each bot's mean rank and score per set and each opponent's rank\n"
         "difference to MY-BOT, with 95% confidence intervals, as `septet compare` does. A set's\n"
         "seeds and replays are published once all of it is over. Owners may refuse challenges\n"
         "against their bots (--refuse BOT; --accept BOT turns them back on).",
-        epilog="examples:\n  septet challenge my-bot montecarlo random --game oh-hell --sets 10 --wait\n"
-        "  septet challenge --show 12\n  septet challenge --refuse my-bot",
+        epilog="examples:\n  septet challenge mine montecarlo greedy --game oh-hell --sets 10 --wait\n"
+        "  septet challenge mine montecarlo --game seven-up-seven-down --sets 10   (2-7 seats)\n"
+        "  septet challenge --show 12\n  septet challenge --refuse mine\n\n"
+        "exit codes: 0 done; 1 --wait ran out before every set was over; 2 a mistake or a refusal;\n"
+        "3 the Arena could not be reached or failed inside (try again later)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     challenge.add_argument("bots", nargs="*", metavar="BOT", help="your bot first, then its opponents")
@@ -126,6 +130,7 @@ def _request(client: Caller, args: argparse.Namespace, out: Console) -> int:
         f"challenge {answer.challenge_id}: {args.sets} duplicate sets x {per_set} rotations = "
         f"{len(answer.match_ids)} unrated {args.game} matches queued, each set with a random seed",
         markup=False,
+        soft_wrap=True,  # one line whatever the width: scripts and tests read it whole
     )
     return int(answer.challenge_id)
 

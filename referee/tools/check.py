@@ -7,10 +7,12 @@ decision time (the montecarlo example: 0.2 s a decision) is checked in under a m
 `all_seats` it fills every seat and answers as many decisions as possible. The games go on until
 each game's edge situations (Oh 7? re-bets and the Interrobang question, the Dummy's face-up
 cards, Oh Hell!'s restricted dealer bid, 7Up7Down's blind one-card bids, Black Sevens' multi-card
-sets) were put to the bot at least once, or a cap is reached; a time budget, when given, starts no
-game once it is spent, and the report says what was not reached. Every forfeit of the bot
-(illegal answer, error, timeout) fails the check; the report lists them with the game and seed to
-reproduce them.
+sets) were put to the bot at least once, or a cap is reached. The opponents' Oh 7? bets are
+steered toward a re-bet and the Interrobang question while those are unseen, which greedy tables
+rarely line up, and the extra games are dealt so the bot holds the `?` (referee.tools.steering).
+A time budget, when given, starts no game once it is spent, and the verdict says what was not
+tested (`verdict`): never a bare PASS over it. Every forfeit of the bot (illegal answer, error,
+timeout) fails the check; the report lists them with the game and seed to reproduce them.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from referee.engine.games.base import Action, DecisionKind, Game
 from referee.engine.match import MatchResult, TimeControl, Turn, new_match_id, play_match
 from referee.tools.lineup import Lineup
+from referee.tools.steering import Steer, SteeredOpponent, seed_dealing, wants_steering
 
 EXTRA_GAMES_FACTOR = 5
 """Up to this many times the requested games are played while a situation is still unseen."""
@@ -65,12 +68,14 @@ EXPECTED: dict[str, set[str]] = {
 
 
 class _Recording:
-    """Wraps a seat's player: times each call and notes the situations it was asked in."""
+    """Wraps a seat's player: times each call and notes the situations it was asked in (and, in
+    a steered game, tells the `Steer` what the bot held and bet)."""
 
-    def __init__(self, player: Any, report: GameReport, game: Game) -> None:
+    def __init__(self, player: Any, report: GameReport, game: Game, steer: Steer | None = None) -> None:
         self._player = player
         self._report = report
         self._game = game
+        self._steer = steer
         self.name = player.name
         self.concurrent = bool(getattr(player, "concurrent", False))
 
@@ -83,11 +88,17 @@ class _Recording:
         if len(legal) == 1:
             self._report.forced += 1  # forced decisions are asked too, as on the platform
         inner = getattr(self._player, "decide_turn", None)
+        if self._steer is not None:
+            self._steer.bot_asked(turn, info)
         started = time.perf_counter()
+        action: Action | None = None
         try:
-            return inner(turn, info, legal) if inner else self._player.decide(info, legal)  # type: ignore[no-any-return]
+            action = inner(turn, info, legal) if inner else self._player.decide(info, legal)
+            return action
         finally:
             self._report.latencies.append(time.perf_counter() - started)
+            if self._steer is not None:
+                self._steer.bot_answered(turn, info, action if action in legal else None)
 
 
 @dataclass
@@ -119,6 +130,10 @@ class GameReport:
     def missing(self) -> set[str]:
         return EXPECTED.get(self.game, set()) - self.seen
 
+    def missing_view(self) -> _Missing:
+        """The situations still unseen, read afresh each time (steering follows the game)."""
+        return _Missing(self)
+
     def counts(self) -> Counter[str]:
         return Counter(failure.status for failure in self.failures)
 
@@ -148,6 +163,16 @@ class GameReport:
             "situations_missing": sorted(self.missing),
             "failures": [failure.__dict__ for failure in self.failures[:20]],
         }
+
+
+class _Missing:
+    """A live `GameReport.missing`: iterating it reads the report as it is now."""
+
+    def __init__(self, report: GameReport) -> None:
+        self._report = report
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._report.missing)
 
 
 BOT, OPPONENT = 0, 1
@@ -188,16 +213,29 @@ def check_games(
     plan: CheckPlan,
     on_game: Callable[[str, MatchResult], None] | None = None,
 ) -> list[GameReport]:
-    """Checks each game id in two rounds: first the planned games of every one (so a slow bot
-    has every game it declares checked before the budget runs out), then extra games, up to
-    EXTRA_GAMES_FACTOR times the planned ones, while a game's edge situations are still unseen."""
+    """Checks each game id in three rounds, so that a slow bot has every game it declares played
+    before the budget runs out: first one game of every game id (at its smallest table), then the
+    rest of the planned games of every one, then extra games, up to EXTRA_GAMES_FACTOR times the
+    planned ones, while a game's edge situations are still unseen."""
     reports = [GameReport(game.id, table_sizes(game)) for game in games]
-    for extra in (False, True):
+    for stage in ("first", "planned", "extra"):
         for game, report in zip(games, reports, strict=True):
             lineup.game = game
-            for players in report.player_counts:
-                _play_tables(lineup, game, report, players, plan, extra=extra, on_game=on_game)
+            for table, players in enumerate(report.player_counts):
+                numbers = _game_numbers(stage, plan.games, smallest_table=table == 0)
+                if numbers:
+                    extra = stage == "extra"
+                    _play_tables(lineup, game, report, players, plan, numbers, extra=extra, on_game=on_game)
     return reports
+
+
+def _game_numbers(stage: str, planned: int, *, smallest_table: bool) -> range:
+    """The game numbers k (seed `plan.seed + k`) a stage plays at one table size."""
+    if stage == "first":
+        return range(1) if smallest_table else range(0)
+    if stage == "planned":
+        return range(1 if smallest_table else 0, planned)
+    return range(planned, planned * EXTRA_GAMES_FACTOR)
 
 
 def _play_tables(
@@ -206,24 +244,35 @@ def _play_tables(
     report: GameReport,
     players: int,
     plan: CheckPlan,
+    numbers: range,
     *,
     extra: bool,
     on_game: Callable[[str, MatchResult], None] | None,
 ) -> None:
-    """The planned games at one table size, or (`extra`) the further ones while a situation is
-    unseen; seeds `plan.seed + k` for game number k, so a report's seed replays the game."""
-    numbers = range(plan.games, plan.games * EXTRA_GAMES_FACTOR) if extra else range(plan.games)
+    """Games `numbers` at one table size: planned ones, or (`extra`) further ones while a situation
+    is unseen; seeds `plan.seed + k` for game number k, so a report's seed replays the game."""
+    used = {plan.seed + k for k in range(plan.games)}
     for k in numbers:
         if extra and not report.missing:
             return
         if plan.out_of_time():
             report.cut_short = report.cut_short or not extra or bool(report.missing)
             return
-        table_seed = plan.seed + k
         seating = bot_seating(players, k, all_seats=plan.all_seats)
+        steer = None
+        table_seed = plan.seed + k
+        if not plan.all_seats and wants_steering(game, report.missing):
+            bot_seats = {seat for seat, who in enumerate(seating) if who == BOT}
+            opponents = set(range(players)) - bot_seats
+            steer = Steer(game, bot_seats, opponents, report.missing_view())
+            if extra and "re-bet" not in report.missing:  # the `?` question needs the bot's `?`
+                table_seed = seed_dealing(game, players, min(bot_seats), "?", table_seed, used)
+        used.add(table_seed)
         made = lineup.players(seating, table_seed)
         seats = [
-            _Recording(player, report, game) if seating[seat] == BOT else player
+            _Recording(player, report, game, steer)
+            if seating[seat] == BOT
+            else (SteeredOpponent(player, steer) if steer is not None else player)
             for seat, player in enumerate(made)
         ]
         outcome = play_match(
@@ -244,3 +293,26 @@ def _play_tables(
 
 def passed(reports: Iterable[GameReport]) -> bool:
     return all(not report.failures for report in reports)
+
+
+def untested(reports: Iterable[GameReport]) -> str:
+    """The situations no game put to the bot, by game id ("oh7-advanced: reveal; oh7: re-bet"),
+    or "" when every one was asked."""
+    return "; ".join(
+        f"{report.game}: {', '.join(sorted(report.missing))}" for report in reports if report.missing
+    )
+
+
+def verdict(reports: Sequence[GameReport], *, games: int) -> str:
+    """The check's last line, plain text: FAIL with the forfeits, PASS, or a PASS that says what
+    it did not test and how to test it (never a bare PASS over situations the bot was not asked)."""
+    failures = sum(len(report.failures) for report in reports)
+    if failures:
+        return f"FAIL: {failures} forfeits"
+    missing = untested(reports)
+    if not missing:
+        return "PASS"
+    return (
+        f"PASS for what was asked; not tested: {missing}; "
+        f"run with --games {games * EXTRA_GAMES_FACTOR * 2} or --budget 0 to reach them"
+    )

@@ -2,7 +2,8 @@
 
 Every failure a person can cause (unknown game, wrong player count, bad option, damaged replay)
 ends in a one-line `septet: error: ...` and exit code 2 for usage, 1 for a failed verification;
-never a traceback.
+never a traceback. The commands over the Arena add 3 for a server that cannot be reached or fails
+inside (see arena_cli).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from referee import __version__
 from referee.engine import build as engine_build
@@ -48,13 +50,15 @@ from referee.tools import arena_cli, compare
 from referee.tools.botfolder import (
     BotFolderError,
     build,
+    command_line,
     lifeline,
     load_manifest,
-    resolve_command,
     stop_process_group,
     wait_until_serving,
 )
 from referee.tools.check import EXPECTED, CheckPlan, GameReport, check_games, passed, table_sizes
+from referee.tools.check import untested as check_untested
+from referee.tools.check import verdict as check_verdict
 from referee.tools.lineup import BotSpec, Lineup, parse_bot
 from referee.tools.sandbox import LOCAL_RUN_HELP, Sandbox, describe_limits
 from referee.tools.series import Summary, Table, schedule, seats_for
@@ -437,17 +441,39 @@ def forfeits_line(summary: Summary) -> str:
 
 
 def _replay_view(source: Path, output: Path | None, open_browser: bool) -> int:
-    """Writes the replay's standalone viewer page, prints its path, and opens it unless told not to."""
+    """Writes the replay's standalone viewer page, prints its path (stdout holds only that, for
+    scripts), and opens it in a browser unless told not to. When no browser opens (a server, a
+    container, no display) it says so on stderr with the page's full path and file:// address:
+    a bare file name left the reader to guess that nothing had opened, and where the page was."""
     try:
         page = view_replay_file(source, output)
     except replay.ReplayError as error:
         raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot write the page: {error.strerror or error}") from None
-    print(page)
-    if open_browser:
-        webbrowser.open(page.resolve().as_uri())
+    print(page, flush=True)
+    if not open_browser:
+        return 0
+    address = page.resolve().as_uri()
+    if _open_in_browser(address):
+        print(f"opened {address} in your browser", file=sys.stderr)
+        return 0
+    print(
+        f"septet: no browser could be opened here (none found, or no display); the page is "
+        f"{page.resolve()}: open {address} in a browser, or copy the file to a machine with one "
+        "(it needs no server)",
+        file=sys.stderr,
+    )
     return 0
+
+
+def _open_in_browser(url: str) -> bool:
+    """True when a browser took `url`; False when none could be started (a browser's own errors
+    count as not opened: webbrowser raises for some)."""
+    try:
+        return webbrowser.open(url)
+    except webbrowser.Error:
+        return False
 
 
 def _replay_verify(files: Sequence[Path], out: Console) -> int:
@@ -477,7 +503,7 @@ def _replay_verify(files: Sequence[Path], out: Console) -> int:
 def _bot_serve(folder: Path, address: str, out: Console) -> int:
     manifest = load_manifest(folder)
     build(manifest, quiet=False)
-    command = resolve_command(manifest.command, address)
+    command = command_line(manifest, address)  # the folder's own ./program, with a clear error if missing
     process = subprocess.Popen([*lifeline(), *command], cwd=manifest.folder, start_new_session=True)
     try:
         try:
@@ -559,10 +585,16 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     seconds = time.monotonic() - started
     if args.json:
         per_game = [report.to_json() for report in reports]
-        summary = {"bot": name, "passed": ok, "seconds": round(seconds, 1), "games": per_game}
+        summary = {
+            "bot": name,
+            "passed": ok,
+            "seconds": round(seconds, 1),
+            "not_tested": check_untested(reports),
+            "games": per_game,
+        }
         print(json.dumps(summary, indent=2))
     else:
-        _print_check(name, reports, ok, out)
+        _print_check(name, reports, args.games, out)
         out.print(_longer_run_hint(args, reports, seconds), markup=False)
     return 0 if ok else VERIFY_FAILED
 
@@ -589,7 +621,7 @@ def _advance(progress: Progress, tasks: dict[str, TaskID], game_id: str, *_: obj
     progress.advance(task)
 
 
-def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Console) -> None:
+def _print_check(name: str, reports: Sequence[GameReport], games: int, out: Console) -> None:
     out.print(f"[bold]septet check {name}[/]")
     out.print(check_table(reports))
     out.print("asked: the bot's decisions, forced ones too; p50, p99, max: its decision times in ms")
@@ -607,7 +639,10 @@ def _print_check(name: str, reports: Sequence[GameReport], ok: bool, out: Consol
         )
     if len(failures) > 10:
         out.print(f"  ... and {len(failures) - 10} more")
-    out.print("[bold green]PASS[/]" if ok else f"[bold red]FAIL[/]: {len(failures)} forfeits")
+    said = check_verdict(reports, games=games)  # never a bare PASS over situations not asked
+    head, rest = said[:4], said[4:]  # "PASS", "FAIL" and what follows them
+    colour = "red" if head == "FAIL" else "yellow" if rest else "green"
+    out.print(Text(head, style=f"bold {colour}") + Text(rest))
 
 
 def check_table(reports: Sequence[GameReport]) -> RichTable:

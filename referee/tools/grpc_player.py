@@ -18,6 +18,7 @@ Simultaneous decisions (Oh 7?'s bets) are asked in parallel (`concurrent`), each
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,15 @@ NOTIFY_DEADLINE = 2.0
 DEADLINE_SLACK = 0.05
 """Seconds added to the gRPC deadline for the network; the referee's own clock still decides."""
 PLAY_METHOD = "/septet.v1.Bot/Play"
+EXIT_WAIT = 1.0
+"""Seconds a failed call waits for the bot's process to end when the connection was lost (a
+crash closes the socket a moment before the process is reaped): the exit code is then known."""
+LOST = ("unreachable", "Socket closed", "Stream removed", "Connection reset", "CANCELLED", "UNAVAILABLE")
+"""Words of a failed call's reason that mean the connection to the bot itself went away."""
+
+
+def _connection_lost(reason: str) -> bool:
+    return any(word in reason for word in LOST)
 
 
 @dataclass
@@ -59,9 +69,20 @@ class GrpcPlayer:
 
     concurrent = True
 
-    def __init__(self, address: str, name: str | None = None, *, stream: bool = True) -> None:
+    def __init__(
+        self,
+        address: str,
+        name: str | None = None,
+        *,
+        stream: bool = True,
+        exited: Callable[[float], str | None] | None = None,
+    ) -> None:
         self.address = address
         self.name = name or address
+        self.exited = exited
+        """For a bot process the caller started: how it ended (waiting up to the seconds given),
+        None while it runs. Added to the reason of a failed call, so a crash mid-game says its
+        exit code or signal (and whatever else the caller adds: the reason goes into the replay)."""
         self._channel = grpc.insecure_channel(
             address,
             options=[
@@ -109,7 +130,7 @@ class GrpcPlayer:
             try:
                 response = self._stub.Decide(convert.decide_request(**asked), timeout=budget + DEADLINE_SLACK)
             except grpc.RpcError as error:
-                raise _mapped_rpc(error, budget) from None
+                raise self._explained(_mapped_rpc(error, budget)) from None
         else:
             response = self._exchange(seat, stream, convert.play_decide_request(**asked), budget)
         try:
@@ -126,7 +147,7 @@ class GrpcPlayer:
             answer = _play_response(stream.exchange(request.SerializeToString(), budget + DEADLINE_SLACK))
         except StreamError as error:
             seat.stream = None
-            raise _mapped(error.code, error.details, budget) from None
+            raise self._explained(_mapped(error.code, error.details, budget)) from None
         except PlayerError:
             seat.stream = None
             stream.close_now()
@@ -136,6 +157,16 @@ class GrpcPlayer:
             stream.close_now()
             raise PlayerError(_out_of_turn(answer, "decision"))
         return answer.decision
+
+    def _explained(self, error: Exception) -> Exception:
+        """`error` with how the bot's process ended, when it ended (the stream or connection of a
+        process that died breaks a moment before the process is reaped: it is waited for a while)."""
+        if self.exited is None or isinstance(error, (PlayerTimeout, PlayerInvalid)):
+            return error
+        ended = self.exited(EXIT_WAIT if _connection_lost(str(error)) else 0.0)
+        if ended is None:
+            return error
+        return type(error)(f"{error}; {ended}")
 
     def start_match(self, start: MatchStart) -> None:
         """Opens the seat's stream (its `start` answered by `started`), else StartMatch."""
@@ -162,7 +193,7 @@ class GrpcPlayer:
                 )
             except StreamError as error:
                 if error.code is not grpc.StatusCode.UNIMPLEMENTED:
-                    raise PlayerError(f"the Play stream did not start: {error}") from None
+                    raise self._explained(PlayerError(f"the Play stream did not start: {error}")) from None
                 self.streaming = False  # a bot of unary calls only: asked that way from now on
             except PlayerError:
                 stream.close_now()

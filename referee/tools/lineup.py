@@ -212,7 +212,7 @@ class Lineup:
                 bot.stop(grace=0.5)
             raise
         self.started += len(bots)
-        return [_Process(bot, GrpcPlayer(bot.address, bot.name)) for bot in bots]
+        return [_Process(bot, GrpcPlayer(bot.address, bot.name, exited=bot.crash_report)) for bot in bots]
 
     def _release(self) -> None:
         for text, process in self._playing:

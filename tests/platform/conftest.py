@@ -5,11 +5,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 
+import grpc
 import pytest
 from bot_versions import ALL_GAMES, tar_folder, version_from_archive, version_row
 from django.utils import timezone
 from platform_support import EXAMPLES, POSTGRES_ADMIN, claimed_redis_index, reachable
 
+from referee.botkit.protocol import arena_pb2_grpc
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match, Seat
@@ -118,3 +120,18 @@ def fresh_services() -> Iterator[dict[str, str]]:
     finally:
         with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# The Arena over a real channel (test_arena.py, test_arena_inputs.py) ---------------------------
+
+
+@pytest.fixture
+def channel(arena_address: str) -> Iterator[grpc.Channel]:
+    """A channel to the Arena server running in this process."""
+    with grpc.insecure_channel(arena_address) as opened:
+        yield opened
+
+
+@pytest.fixture
+def arena(channel: grpc.Channel) -> arena_pb2_grpc.ArenaStub:
+    return arena_pb2_grpc.ArenaStub(channel)

@@ -34,18 +34,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def channel(arena_address: str) -> Iterator[grpc.Channel]:
-    """A channel to the Arena server running in this process."""
-    with grpc.insecure_channel(arena_address) as opened:
-        yield opened
-
-
-@pytest.fixture
-def arena(channel: grpc.Channel) -> arena_pb2_grpc.ArenaStub:
-    return arena_pb2_grpc.ArenaStub(channel)
-
-
-@pytest.fixture
 def token_for() -> Callable[[str], tuple[User, list[tuple[str, str]]]]:
     """token_for(username) -> (the user, created on first use; call metadata with a new token)."""
 

@@ -183,7 +183,7 @@ def test_an_owner_who_turned_challenges_off_refuses_them_and_nothing_changes(
     )
 
     assert error.code() == grpc.StatusCode.FAILED_PRECONDITION and "shy" in (error.details() or "")
-    assert flip[0] == 1 and "PERMISSION_DENIED" in flip[2]
+    assert flip[0] == 2 and "not your bot" in flip[2] and "PERMISSION_DENIED" not in flip[2]
     assert unknown.code() == grpc.StatusCode.NOT_FOUND
     assert anonymous.code() == grpc.StatusCode.UNAUTHENTICATED
     assert _nothing_stored() == before and queued["match"].calls == []
@@ -229,7 +229,7 @@ def test_the_limit_counts_matches_and_every_refused_challenge_changes_nothing(
     no_game = septet("challenge", "mine", "rival", token=token)
     alone = septet("challenge", "mine", "--game", "oh-hell", token=token)
 
-    assert cli[0] == 1 and "challenge match limit: 10 matches per hour" in cli[2] and "try again in" in cli[2]
+    assert cli[0] == 2 and "challenge match limit: 10 matches per hour" in cli[2] and "try again in" in cli[2]
     assert no_game[0] == 2 and "--game" in no_game[2]
     assert alone[0] == 2 and "opponent" in alone[2]
     assert _nothing_stored() == before and len(queued["match"].calls) == 9

@@ -88,16 +88,24 @@ def _standing(env: dict[str, str], game: str, bot: str) -> dict[str, Any] | None
     return next((row for row in ladder.get("standings", []) if row["bot"] == bot), None)
 
 
+RATED_WAIT_SECONDS = 600
+"""A new bot's first rated matches wait behind the house bots' queued duplicate sets (six ladders,
+montecarlo among the house bots): about 4 minutes on a quiet machine with the compiled engine,
+longer on the pure one under a busy suite. How long it takes is a benchmark's figure, not this
+test's; this test asserts that it happens."""
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(1500)
 def test_a_submitted_bot_qualifies_plays_rated_matches_and_its_replays_verify(
     platform: Platform, tmp_path: Path
 ) -> None:
     env = platform.env
     folder = random_copy(tmp_path, "e2e-random")
 
-    # The site tells a new author where the Arena it was started with listens (--server).
+    # The site tells a new author where the Arena it was started with listens (SEPTET_SERVER).
     home = urllib.request.urlopen(f"http://{platform.web}/", timeout=30).read().decode()
-    assert f"--server {env['SEPTET_SERVER']}" in home, "the home page shows septet up's Arena address"
+    assert f"SEPTET_SERVER={env['SEPTET_SERVER']}" in home, "the home page shows septet up's Arena address"
 
     submitted = _cli(env, "submit", str(folder), "--wait")
     assert submitted.returncode == 0, submitted.stderr
@@ -107,7 +115,7 @@ def test_a_submitted_bot_qualifies_plays_rated_matches_and_its_replays_verify(
     row = _wait_for(
         lambda: (r := _standing(env, "oh-hell", "e2e-random")) and r["games"] >= 2 and r,
         platform.up,
-        240,
+        RATED_WAIT_SECONDS,
         "the new bot has played rated oh-hell matches",
     )
     assert row["mu"] != pytest.approx(25.0), "its rating moved from the fresh-bot start"
@@ -136,6 +144,6 @@ def test_a_submitted_bot_qualifies_plays_rated_matches_and_its_replays_verify(
     again = _cli(env, "submit", str(folder))
     assert again.returncode == 0 and "version 2" in again.stdout, again.stderr
     no_token = _cli({**env, "SEPTET_TOKEN": ""}, "submit", str(folder))
-    assert no_token.returncode == 1 and "needs an API token" in no_token.stderr
+    assert no_token.returncode == 2 and "needs an API token" in no_token.stderr
     bad_token = _cli({**env, "SEPTET_TOKEN": "sep_not-a-real-token"}, "submit", str(folder))
-    assert bad_token.returncode == 1 and "SEPTET_TOKEN" in bad_token.stderr, bad_token.stderr
+    assert bad_token.returncode == 2 and "SEPTET_TOKEN" in bad_token.stderr, bad_token.stderr

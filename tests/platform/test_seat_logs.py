@@ -331,9 +331,9 @@ def test_septet_logs_prints_the_callers_output_and_refuses_a_stranger(
     assert code == 0 and "seat 1: bob-1 v1" in out and "seat 2: bob-2 v1" in out
     assert f"{OWN_LINE} (seat 1)" in out and f"{OWN_LINE} (seat 0)" not in out
     code, out, err = septet("logs", str(match.pk), token=carol)
-    assert code == 1 and "PERMISSION_DENIED" in err and OWN_LINE not in out + err
+    assert code == 2 and "none of your bots played" in err and OWN_LINE not in out + err
     code, _, err = septet("logs", str(match.pk))
-    assert code == 1 and "needs an API token" in err
+    assert code == 2 and "needs an API token" in err
 
 
 def test_a_matchs_logs_are_deleted_with_it(two_owners: tuple[Match, list[BotVersion]]) -> None:

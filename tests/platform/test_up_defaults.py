@@ -140,11 +140,29 @@ def test_a_secret_key_file_that_cannot_be_trusted_is_refused_and_left_alone(tmp_
 def test_septet_up_picks_debug_off_settings_unless_asked_for_dev(
     monkeypatch: pytest.MonkeyPatch, words: list[str], module: str
 ) -> None:
+    import septet_platform
     from septet_platform import launcher
 
-    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
+    monkeypatch.setattr(septet_platform, "CALLER_SETTINGS_MODULE", None)  # the caller set none
 
     assert launcher._settings_module(launcher._parser().parse_args(words)) == module
+
+
+@pytest.mark.parametrize("caller", [None, "septet_platform.settings.dev"])
+def test_importing_the_celery_app_first_does_not_change_the_launchers_choice(caller: str | None) -> None:
+    """The package's Celery app fills in a default settings module on import; the launcher must still
+    see what the caller set (or that it set nothing), whichever module is imported first."""
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    if caller:
+        env["DJANGO_SETTINGS_MODULE"] = caller
+    program = (
+        "import septet_platform.celery, os; from septet_platform import launcher; "
+        "print(launcher._settings_module(launcher._parser().parse_args([])))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert done.stdout.strip() == (caller or "septet_platform.settings.local"), done.stderr
 
 
 def test_the_one_command_settings_have_debug_off() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -206,3 +207,24 @@ def test_rules_lists_games_and_prints_a_game_summary() -> None:
 def test_help_shows_examples() -> None:
     run = septet("match", "--help")
     assert run.returncode == 0 and "examples:" in run.stdout and "--duplicate" in run.stdout
+
+
+def test_replay_view_without_a_browser_says_so_and_where_the_page_is(tmp_path: Path) -> None:
+    """Tried: a machine with no display and no browser on PATH (a server, a container): the
+    command printed only the page's name and exited 0, as if the page had opened."""
+    made = septet(
+        "match", "--game", "oh7-duel", "--games", "1", "--seed", "2", "--replays", str(tmp_path), "greedy"
+    )
+    assert made.returncode == 0, made.stderr
+    (source,) = tmp_path.glob("*.json.gz")
+    hidden = ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")
+    env = {name: value for name, value in os.environ.items() if name not in hidden}
+    env["PATH"] = str(Path(sys.executable).parent)  # python and septet only: no browser to find
+
+    run = subprocess.run([SEPTET, "replay", "view", str(source)], capture_output=True, text=True, env=env)
+
+    page = source.with_name(source.name.removesuffix(".json.gz") + ".html").resolve()
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == str(page) and page.is_file(), "stdout holds the page's path alone"
+    assert "no browser could be opened" in run.stderr
+    assert str(page) in run.stderr and page.as_uri() in run.stderr

@@ -31,7 +31,7 @@ def test_home_lists_every_game_the_recent_matches_and_the_real_commands(client: 
         assert reverse("web:rules", args=[game.id]) in page
     assert reverse("web:ladder", args=["oh-hell"]) in page
     assert reverse("web:match", args=[site.match.pk]) in page
-    for command in ("septet match --game", "septet check", "septet submit --server"):
+    for command in ("git clone", "septet check bots/mine", "septet submit bots/mine --wait"):
         assert command in page
 
 

@@ -37,7 +37,7 @@ def test_the_token_page_shows_the_configured_arena_and_a_submit_command_to_copy(
     settings.SEPTET_ARENA_ADDRESS = "arena.septet.example:443"
     client.force_login(site.alice)
     page = _text(client.get("/account/tokens/"))
-    assert "septet submit --server arena.septet.example:443 --token sep_... my-bot" in page
+    assert "septet submit --server arena.septet.example:443 --token sep_... bots/mine --wait" in page
     assert 'data-copy="submit-template"' in page and "/static/web/copy.js" in page and "<script>" not in page
     created = client.post("/account/tokens/", {"name": "laptop"}, follow=True)
     assert "septet submit --server arena.septet.example:443 --token sep_" in _text(created)
@@ -46,7 +46,7 @@ def test_the_token_page_shows_the_configured_arena_and_a_submit_command_to_copy(
 
 def test_the_home_page_names_the_arena_of_the_host_it_was_asked_for(client: Client, site: Site) -> None:
     page = _text(client.get("/", HTTP_HOST="localhost:8000"))
-    assert f"septet submit --server localhost:{ARENA_PORT} --token sep_... my-bot" in page
+    assert f"export SEPTET_SERVER=localhost:{ARENA_PORT}" in page
 
 
 def test_a_qualifying_version_is_followed_live_and_its_failure_reason_is_the_owners(

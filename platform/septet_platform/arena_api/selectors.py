@@ -19,15 +19,19 @@ set's next rotation, so before the set is over even the owner sees none of it.
 
 from __future__ import annotations
 
+import difflib
 import gzip
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
+from django.db.models.functions import Coalesce
 
 from referee.engine import replay as replays
 from septet_platform.bots.models import Bot
@@ -64,7 +68,7 @@ def ladder_get(*, game: str) -> Ladder:
     """The ladder of `game`; raises Ladder.DoesNotExist saying so."""
     ladder = Ladder.objects.filter(game=game).first()
     if ladder is None:
-        raise Ladder.DoesNotExist(f"no ladder for game {game!r}")
+        raise Ladder.DoesNotExist(unknown_game_message(game))
     return ladder
 
 
@@ -83,30 +87,83 @@ def matches_page(
 ) -> tuple[list[Match], str]:
     """A page of matches seating `bot` and/or on `game`'s ladder, only those over or only those
     waiting if `status` says so (STATUS_FILTERS), newest first, and the token of the next page
-    ("" on the last). The token is the id the next page starts below."""
+    ("" on the last). Newest is by when a match finished (when it was created, for one that has
+    not): a bot's challenge queued an hour ago and played just now lists above its rated match
+    that finished before, as it would not by id. The token is the last row's (time, id)."""
     size = page_size or DEFAULT_PAGE_SIZE
     if not 1 <= size <= MAX_PAGE_SIZE:
         raise BadPageRequest(f"page_size must be 0-{MAX_PAGE_SIZE}, not {page_size}")
     if status and status not in STATUS_FILTERS:
         raise BadPageRequest(f"status must be one of {', '.join(STATUS_FILTERS)} or empty, not {status!r}")
-    matches = _matches().order_by("-id")
+    matches = _matches().annotate(listed_at=Coalesce("finished", "created")).order_by("-listed_at", "-id")
     if status:
         matches = matches.filter(status__in=STATUS_FILTERS[status])
     if page_token:
-        if not page_token.isdigit():
-            raise BadPageRequest(f"page_token {page_token!r} is not one this server gave")
-        matches = matches.filter(id__lt=int(page_token))
+        listed_at, below = _page_position(page_token)
+        matches = matches.filter(Q(listed_at__lt=listed_at) | Q(listed_at=listed_at, id__lt=below))
     if bot:
         found = Bot.objects.filter(name=bot).first()
         if found is None:
-            raise Bot.DoesNotExist(f"no bot named {bot!r}")
+            raise Bot.DoesNotExist(unknown_bot_message(bot))
         matches = matches.filter(seats__bot_version__bot=found).distinct()
     if game:
         matches = matches.filter(ladder=ladder_get(game=game))
     page = list(matches[: size + 1])
     more = len(page) > size
     page = page[:size]
-    return page, str(page[-1].pk) if more else ""
+    return page, _page_token(page[-1]) if more else ""
+
+
+PAGE_TOKEN_SEPARATOR = "|"
+MAX_PAGE_TOKEN = 64
+"""Characters of a page token: the tokens this server gives (an ISO time, "|", an id) are ~50."""
+BAD_PAGE_TOKEN = "page_token is not one this server gave: ask again without it"
+_PAGE_ID = re.compile(r"[1-9][0-9]{0,18}")
+"""A row id in a page token: ASCII digits, below 10**19 (str.isdigit takes "\u00b2", int() then
+fails; 5,000 digits pass int()'s limit; an id past int64 overflows the database driver)."""
+
+
+def _page_token(match: Match) -> str:
+    """Where the next page starts: below this match's (listing time, id)."""
+    listed_at: datetime = match.listed_at  # type: ignore[attr-defined]  # the page's annotation
+    return f"{listed_at.isoformat()}{PAGE_TOKEN_SEPARATOR}{match.pk}"
+
+
+def _page_position(token: str) -> tuple[datetime, int]:
+    """The (listing time, id) a page token says the page starts below; BadPageRequest for a
+    token this server did not give."""
+    if len(token) > MAX_PAGE_TOKEN:
+        raise BadPageRequest(BAD_PAGE_TOKEN)
+    when, _, below = token.partition(PAGE_TOKEN_SEPARATOR)
+    try:
+        listed_at = datetime.fromisoformat(when)
+    except ValueError:
+        listed_at = None
+    if listed_at is None or listed_at.tzinfo is None or not _PAGE_ID.fullmatch(below):
+        raise BadPageRequest(BAD_PAGE_TOKEN)
+    position = int(below)
+    if position >= 2**63:
+        raise BadPageRequest(BAD_PAGE_TOKEN)
+    return listed_at, position
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """The hint `; did you mean X?` naming the choice closest to a mistyped `word` (difflib's
+    ratio over 0.6), or "" when none is close: a typo gets its fix in the error itself."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def unknown_bot_message(name: str) -> str:
+    """Why no bot is found by `name`, with the closest bot name when one is close."""
+    return f"no bot named {name!r}{did_you_mean(name, Bot.objects.values_list('name', flat=True))}"
+
+
+def unknown_game_message(game: str) -> str:
+    """Why `game` has no ladder: the closest game id, then every game id that has one."""
+    games = list(Ladder.objects.order_by("game").values_list("game", flat=True))
+    known = f" (the ladders: {', '.join(games)})" if games else " (this server has no ladder yet)"
+    return f"no ladder for game {game!r}{did_you_mean(game, games)}{known}"
 
 
 def match_get(*, match_id: int) -> Match:

@@ -1,5 +1,8 @@
-"""The Arena gRPC server: the servicer behind the auth interceptor, health (SERVING) and server
-reflection. `create_server` builds and binds it (tests start it on port 0); `serve` runs it.
+"""The Arena gRPC server: the servicer behind the input and auth interceptors, health (SERVING)
+and, where settings.SEPTET_ARENA_REFLECTION allows, server reflection (on for `septet up` and
+development, where grpcurl-style tools use it; off in production, where it only tells a prober
+every method to try). `create_server` builds and binds it (tests start it on port 0); `serve`
+runs it.
 
 Its streams are bounded below its thread count (settings.SEPTET_ARENA_STREAMS in all,
 SEPTET_ARENA_STREAMS_PER_USER per user; see `streams`), so unary calls always keep threads."""
@@ -15,6 +18,7 @@ from grpc_reflection.v1alpha import reflection
 
 from referee.botkit.protocol import arena_pb2, arena_pb2_grpc
 from septet_platform.arena_api.auth import ArenaAuthInterceptor
+from septet_platform.arena_api.inputs import ArenaInputInterceptor
 from septet_platform.arena_api.servicer import ArenaServicer
 from septet_platform.arena_api.streams import StreamLimiter
 from septet_platform.bots.archives import CHUNK
@@ -38,7 +42,8 @@ def create_server(address: str, *, max_workers: int = MAX_WORKERS) -> tuple[grpc
     limiter = StreamLimiter(total=streams, per_user=settings.SEPTET_ARENA_STREAMS_PER_USER)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena"),
-        interceptors=[ArenaAuthInterceptor(limiter)],
+        # The input check first: a malformed request is refused before any database query.
+        interceptors=[ArenaInputInterceptor(), ArenaAuthInterceptor(limiter)],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -49,7 +54,10 @@ def create_server(address: str, *, max_workers: int = MAX_WORKERS) -> tuple[grpc
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", ARENA_SERVICE):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    reflection.enable_server_reflection((ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    if settings.SEPTET_ARENA_REFLECTION:
+        reflection.enable_server_reflection(
+            (ARENA_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        )
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"could not bind the Arena service to {address}")

@@ -25,6 +25,7 @@ from septet_platform.arena_api import selectors, services
 from septet_platform.arena_api.auth import current_user
 from septet_platform.bots.archives import CHUNK, DEFAULT_LIMITS, ArchiveLimits, ArchiveRejected
 from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.bots.qualification import qualification_progress, reported_names
 from septet_platform.bots.selectors import bot_get, bot_versions_for
 from septet_platform.bots.services import BotNameTaken
 from septet_platform.ladders.models import Ladder
@@ -70,6 +71,8 @@ def _bot(bot: Bot) -> pb.BotSummary:
 
 
 def _version(version: BotVersion, *, owner_sees: bool) -> pb.BotVersionInfo:
+    progress = qualification_progress(version)
+    names = reported_names(version)
     return pb.BotVersionInfo(
         number=version.number,
         status=version.status,
@@ -78,6 +81,16 @@ def _version(version: BotVersion, *, owner_sees: bool) -> pb.BotVersionInfo:
         created=_time(version.created),
         qualified=_time(version.qualified),
         error_log=version.error_log if owner_sees else "",
+        progress=None
+        if progress is None
+        else pb.QualificationProgress(
+            step=progress.step,
+            games=list(progress.games),
+            games_over=progress.games_over,
+            game=progress.game,
+            games_failed=progress.games_failed,
+        ),
+        reported_name=names[0] if names else "",
     )
 
 
@@ -251,8 +264,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def GetBot(self, request: pb.GetBotRequest, context: grpc.ServicerContext) -> pb.GetBotResponse:
         try:
             bot = bot_get(name=request.name)
-        except Bot.DoesNotExist as error:
-            _not_found(context, error)
+        except Bot.DoesNotExist:
+            _not_found(context, LookupError(selectors.unknown_bot_message(request.name)))
         user: AbstractBaseUser | None = current_user.get()
         owner_sees = user is not None and user.pk == bot.owner_id
         versions = [_version(version, owner_sees=owner_sees) for version in bot_versions_for(bot=bot)]
@@ -416,7 +429,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         except Tournament.DoesNotExist:
             _not_found(context, LookupError(f"no tournament named {request.name!r}"))
         except Bot.DoesNotExist:
-            _not_found(context, LookupError(f"no bot named {request.bot!r}"))
+            _not_found(context, LookupError(selectors.unknown_bot_message(request.bot)))
         if bot.owner_id != user.pk:
             context.abort(
                 grpc.StatusCode.PERMISSION_DENIED, f"{bot.name} is not your bot: enter only bots you own"

@@ -18,6 +18,7 @@ from django.utils import timezone
 from septet_platform.accounts.limits import Limit
 from septet_platform.accounts.models import CountedAction
 from septet_platform.arena_api.models import Challenge
+from septet_platform.arena_api.selectors import unknown_bot_message, unknown_game_message
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveLimits
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.services import bot_version_submit
@@ -115,11 +116,9 @@ def challenge_request(
     matches). A refused challenge creates, queues and counts nothing."""
     ladder = Ladder.objects.filter(game=game).first()
     if ladder is None:
-        raise Ladder.DoesNotExist(f"no ladder for game {game!r}")
+        raise Ladder.DoesNotExist(unknown_game_message(game))
     if not ladder.min_players <= len(seats) <= ladder.max_players:
-        raise ChallengeInvalid(
-            f"{game} is played by {ladder.min_players}-{ladder.max_players} seats, not {len(seats)}"
-        )
+        raise ChallengeInvalid(_seat_count_problem(ladder, len(seats)))
     if seed != 0:
         raise ChallengeInvalid(
             f"a challenge's seed is always random (a chosen deal is a known deal): send 0, not {seed}"
@@ -147,6 +146,21 @@ def challenge_request(
         for match in matches:
             transaction.on_commit(functools.partial(challenge_match_enqueue, match.pk))
     return challenge
+
+
+def _seat_count_problem(ladder: Ladder, seats: int) -> str:
+    """Why `seats` bots cannot make a table of `ladder`, and how to: every bot named takes one
+    seat (others' bots one at most), so a table of 3 needs a third bot named, a house bot say."""
+    players = (
+        str(ladder.min_players)
+        if ladder.min_players == ladder.max_players
+        else f"{ladder.min_players}-{ladder.max_players}"
+    )
+    problem = f"{ladder.game} is played by {players} seats, not {seats}: each bot named takes one seat"
+    if seats < ladder.min_players:
+        missing = ladder.min_players - seats
+        return f"{problem}; name {missing} more (a house bot such as greedy or random, say)"
+    return f"{problem}; name at most {ladder.max_players}"
 
 
 def challenge_match_enqueue(match_id: int) -> None:
@@ -184,7 +198,7 @@ def challenges_accepted_set(*, owner: AbstractBaseUser, bot: str, accepts: bool)
     ChallengeNotYours for another user's bot (nothing changes)."""
     found = Bot.objects.filter(name=bot).first()
     if found is None:
-        raise Bot.DoesNotExist(f"no bot named {bot!r}")
+        raise Bot.DoesNotExist(unknown_bot_message(bot))
     if found.owner_id != owner.pk:
         raise ChallengeNotYours(f"{bot} is not your bot: only its owner turns its challenges on or off")
     if found.accepts_challenges != accepts:
@@ -298,7 +312,7 @@ def _record_matches(limit: Limit, key: str, count: int) -> None:
 def _active_version(*, name: str, number: int, game: str) -> BotVersion:
     bot = Bot.objects.filter(name=name).first()
     if bot is None:
-        raise Bot.DoesNotExist(f"no bot named {name!r}")
+        raise Bot.DoesNotExist(unknown_bot_message(name))
     versions = BotVersion.objects.filter(bot=bot)
     if number < 0:
         raise ChallengeInvalid(f"version numbers start at 1 (0 for the latest active), not {number}")

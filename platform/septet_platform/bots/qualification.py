@@ -14,14 +14,22 @@ that passes while a newer version of its bot is already active is RETIRED, not a
 What a bot can still tell: that it is its first match after a submission, and, when the ladder
 has fewer house bots than seats, that a seat is a built-in random player. A sandbox that cannot be
 made raises SandboxError and leaves the version QUALIFYING (our failure, not the bot's).
+
+While it plays, `BotVersion.qualification` is saved after each step (each game's entry says
+whether it is over, whether it found a problem, and the name the bot reported), so its owner can
+follow it (`qualification_progress`): six games of a slow bot take minutes. The failure log says
+each distinct problem once with the games it happened in, and each distinct last output of the
+bot once: a bot that cannot start is not started again for its other games (they would start the
+same command), and six games failing alike read as one problem, not six tracebacks.
 """
 
 from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
@@ -32,6 +40,7 @@ from referee.engine.players import Player, RandomPlayer
 from referee.tools.botfolder import BotFolderError, RunningBot, start_bot
 from referee.tools.building import bounded_log
 from referee.tools.grpc_player import GrpcPlayer
+from referee.tools.lineup import reported_name
 from referee.tools.sandbox import Sandbox
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.services import bot_version_build
@@ -92,36 +101,153 @@ def _activation(version: BotVersion, stamp: str) -> tuple[str, str]:
     return BotVersion.Status.ACTIVE, f"{stamp} qualification: passed\n"
 
 
+@dataclass(frozen=True)
+class GameProblem:
+    """What went wrong in one qualifying game (`problem`, without the game id) and the last lines
+    the bot wrote there (`output`, "" when none or when the game went well)."""
+
+    game: str
+    problem: str
+    output: str = ""
+    started: bool = True
+    """False when the bot did not start: nothing of the game was played."""
+
+
+@dataclass(frozen=True)
+class QualificationProgress:
+    """How far a QUALIFYING version has got, for its owner to follow: `step` is "queued" (no
+    worker has taken it yet), "building" or "playing"; while playing, the games it plays in
+    order, how many are over and how many of those found a problem, and the one being played
+    ("" between games)."""
+
+    step: str
+    games: tuple[str, ...] = ()
+    games_over: int = 0
+    games_failed: int = 0
+    game: str = ""
+
+
+def qualifying_game_ids(version: BotVersion) -> list[str]:
+    """The games `version` qualifies on: those its manifest declares that have a ladder here."""
+    declared = [game for game in version.manifest.get("games", []) if isinstance(game, str)]
+    laddered = set(Ladder.objects.filter(game__in=declared).values_list("game", flat=True))
+    return [game for game in declared if game in laddered]
+
+
+def qualification_progress(version: BotVersion) -> QualificationProgress | None:
+    """Where a QUALIFYING version's qualification is, from what the worker saved as it went
+    (`BotVersion.qualification`); None once the version is no longer qualifying."""
+    if version.status != BotVersion.Status.QUALIFYING:
+        return None
+    played: dict[str, dict[str, object]] = version.qualification or {}
+    if not played and version.build_status != BotVersion.Build.BUILT:
+        building = version.build_status == BotVersion.Build.BUILDING
+        return QualificationProgress(step="building" if building else "queued")
+    games = tuple(qualifying_game_ids(version))
+    over = [game for game in games if played.get(game, {}).get("over")]
+    playing = [game for game in games if game in played and not played[game].get("over")]
+    return QualificationProgress(
+        step="playing",
+        games=games,
+        games_over=len(over),
+        games_failed=sum(1 for game in over if played[game].get("problem")),
+        game=playing[0] if playing else "",
+    )
+
+
+def reported_names(version: BotVersion) -> list[str]:
+    """The names the bot's processes reported in its qualifying games (each once, in the order
+    of its games); empty when it reported none (not every bot does: bot.proto has no field)."""
+    played: dict[str, dict[str, object]] = version.qualification or {}
+    names: list[str] = []
+    for game in version.manifest.get("games", []):
+        name = played.get(game, {}).get("reported_name") if isinstance(game, str) else None
+        if isinstance(name, str) and name and name not in names:
+            names.append(name)
+    return names
+
+
 def _qualifying_games(
     version: BotVersion, sandbox: Sandbox | None, played: dict[str, dict[str, object]]
 ) -> list[str]:
-    """One game of each declared game that has a ladder; the problems found, if any."""
-    games = [game for game in version.manifest.get("games", []) if Ladder.objects.filter(game=game).exists()]
+    """One game of each declared game that has a ladder, saving progress after each step; the
+    problems found, if any, as the lines of the failure log (`failure_report`)."""
+    games = qualifying_game_ids(version)
     if not games:
         return ["the manifest declares no game that has a ladder here"]
-    problems: list[str] = []
-    for game_id in games:
-        problems += _qualifying_game(version, game_id, sandbox, played)
-    return problems
+    problems: list[GameProblem] = []
+    for index, game_id in enumerate(games):
+        problem = _qualifying_game(version, game_id, sandbox, played)
+        played[game_id].update(over=True, problem=problem is not None)
+        _save_progress(version, played)
+        if problem is None:
+            continue
+        problems.append(problem)
+        if not problem.started:
+            untried = games[index + 1 :]
+            return failure_report(problems, games[: index + 1]) + _untried(untried)
+    return failure_report(problems, games)
+
+
+def _untried(games: Sequence[str]) -> list[str]:
+    if not games:
+        return []
+    return [f"not played: {', '.join(games)} (each would start the bot the same way)"]
+
+
+def failure_report(problems: Sequence[GameProblem], games: Sequence[str]) -> list[str]:
+    """The failure log's lines for `problems` found in the qualifying `games`: each distinct
+    problem once, saying where ("in all 6 games" when in every one), then each distinct last
+    output of the bot once, saying where too; [] when there is no problem."""
+    lines = [f"{_where(where, games)}: {problem}" for problem, where in _grouped(problems, "problem").items()]
+    outputs = _grouped([problem for problem in problems if problem.output], "output")
+    for output, where in outputs.items():
+        lines.append(f"the bot's last output ({_where(where, games)}):{output}")
+    return lines
+
+
+def _grouped(problems: Sequence[GameProblem], field: str) -> dict[str, list[str]]:
+    """The games of `problems` grouped by the text of `field`, in the order first seen."""
+    groups: dict[str, list[str]] = {}
+    for problem in problems:
+        groups.setdefault(getattr(problem, field), []).append(problem.game)
+    return groups
+
+
+def _where(where: Sequence[str], games: Sequence[str]) -> str:
+    """The games a problem happened in, in words: "oh7", "in all 6 games", "in 2 games (a, b)"."""
+    if len(where) == 1:
+        return where[0]
+    if len(where) == len(games):
+        return f"in all {len(games)} games"
+    return f"in {len(where)} games ({', '.join(where)})"
+
+
+def _save_progress(version: BotVersion, played: dict[str, dict[str, object]]) -> None:
+    """Saves the qualification so far while the version still qualifies (an owner follows it)."""
+    BotVersion.objects.filter(pk=version.pk, status=BotVersion.Status.QUALIFYING).update(qualification=played)
 
 
 def _qualifying_game(
     version: BotVersion, game_id: str, sandbox: Sandbox | None, played: dict[str, dict[str, object]]
-) -> list[str]:
+) -> GameProblem | None:
     """Plays one game at a table like a rated one: a fresh process of the bot, a random seat, id
-    and seed, the ladder's time control, house opponents."""
+    and seed, the ladder's time control, house opponents; what went wrong, or None."""
     ladder = Ladder.objects.get(game=game_id)
     game = get_game(game_id)
     seed = secrets.randbits(SEED_BITS)
     match_id = new_match_id()
     seat = secrets.randbelow(game.players.start)
-    played[game_id] = {"match_id": match_id, "seed": seed, "seat": seat}
+    played[game_id] = {"match_id": match_id, "seed": seed, "seat": seat, "over": False}
+    _save_progress(version, played)
     try:
         bot = start_bot(version_folder(version), sandbox=sandbox)
     except BotFolderError as error:
-        return [f"{game_id}: the bot did not start: {error}"]
-    player = GrpcPlayer(bot.address, f"{version.bot.name} v{version.number}")
+        return GameProblem(game_id, f"the bot did not start: {error}", started=False)
+    # Its exit code or signal if it dies mid-game (never its output: a forfeit reason is published).
+    player = GrpcPlayer(bot.address, f"{version.bot.name} v{version.number}", exited=bot.exit_status)
     try:
+        played[game_id]["reported_name"] = reported_name(bot.address) or ""
         with _opponents(version, game_id, game.players.start - 1, sandbox) as opponents:
             players: list[Player] = list(opponents)
             players.insert(seat, player)
@@ -138,10 +264,10 @@ def _qualifying_game(
         tail = bot.stderr_tail()
         bot.stop()
     forfeits = [forfeit for forfeit in outcome.forfeits if forfeit.seat == seat]
-    problems = [f"{game_id}: {forfeit.status}: {forfeit.reason}" for forfeit in forfeits]
-    if problems and tail:
-        problems.append(f"the bot's last output:{tail}")
-    return problems
+    if not forfeits:
+        return None
+    problem = "; ".join(f"{forfeit.status}: {forfeit.reason}" for forfeit in forfeits)
+    return GameProblem(game_id, problem, tail)
 
 
 @contextmanager

@@ -33,9 +33,18 @@ class Standing:
         return self.games < ratings.PROVISIONAL_GAMES
 
 
+def standing_order(*, games: int, mu: float, sigma: float, bot: str) -> tuple[bool, float, float, str]:
+    """The sort key of a ladder's standings, best first, for every place that ranks a ladder
+    (this module, the site's ladder page): a version that has played rated games first, by mu,
+    then the surer rating (smaller sigma), then the bot's name; a version with none after all of
+    them. A new version starts at the default mu (or its predecessor's) with a wide interval:
+    ranked by mu alone it would sit above bots that have proven a lower mu in many games."""
+    return (games == 0, -mu, sigma, bot)
+
+
 def ladder_standings(*, ladder: Ladder) -> list[Standing]:
-    """Each bot with an ACTIVE version rated on `ladder` (its latest such version), best first:
-    by mu, then the surer rating (smaller sigma), then the bot's name; ranks 1, 2, 3, ..."""
+    """Each bot with an ACTIVE version rated on `ladder` (its latest such version), best first
+    (`standing_order`: the unplayed last); ranks 1, 2, 3, ..."""
     rows = Rating.objects.filter(ladder=ladder, bot_version__status=BotVersion.Status.ACTIVE).select_related(
         "bot_version__bot__owner"
     )
@@ -44,7 +53,10 @@ def ladder_standings(*, ladder: Ladder) -> list[Standing]:
         bot_id = rating.bot_version.bot_id
         if bot_id not in current or rating.bot_version.number > current[bot_id].bot_version.number:
             current[bot_id] = rating
-    ordered = sorted(current.values(), key=lambda r: (-r.mu, r.sigma, r.bot_version.bot.name))
+    ordered = sorted(
+        current.values(),
+        key=lambda r: standing_order(games=r.games, mu=r.mu, sigma=r.sigma, bot=r.bot_version.bot.name),
+    )
     standings = []
     for rank, rating in enumerate(ordered, start=1):
         shown = ratings.display(rating.mu, rating.sigma)

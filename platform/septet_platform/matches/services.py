@@ -399,7 +399,10 @@ def _players(
         elif kept is not None and kept.player is not None:
             players.append(kept.player)
         else:
-            players.append(GrpcPlayer(running[seat.seat].address, name))
+            # A bot that dies mid-game is reported with its exit code or signal (not its output:
+            # the forfeit reason is published in the replay).
+            started = running[seat.seat]
+            players.append(GrpcPlayer(started.address, name, exited=started.exit_status))
     return players
 
 

@@ -16,6 +16,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parents[3]
 DATA_DIR = Path(os.environ.get("SEPTET_DATA_DIR", BASE_DIR / "var"))
+SEPTET_GUIDES_ROOT = Path(os.environ.get("SEPTET_GUIDES_ROOT") or BASE_DIR)
+"""The clone whose docs/ the site serves at /docs/ (septet_platform.web.source lists them)."""
+SEPTET_SOURCE_URL = os.environ.get("SEPTET_SOURCE_URL", "")
+"""Where Septet's source is cloned from, linked on the home page; `septet up` sets it from the
+clone's `origin`; empty: no link (the site never guesses one)."""
 
 DEVELOPMENT_SECRET_KEY = "septet-insecure-development-key"
 
@@ -127,6 +132,11 @@ if SEPTET_SIGN_UP not in ("open", "closed"):
     raise ImproperlyConfigured(f"SEPTET_SIGN_UP must be open or closed, not {SEPTET_SIGN_UP!r}")
 SEPTET_SIGN_UPS_PER_ADDRESS = int(os.environ.get("SEPTET_SIGN_UPS_PER_ADDRESS", "3"))
 """New accounts allowed per client address in SEPTET_SIGN_UP_WINDOW seconds."""
+SEPTET_SIGN_UPS_PER_BLOCK = int(os.environ.get("SEPTET_SIGN_UPS_PER_BLOCK", "10"))
+"""... per network block (an IPv4 /24, an IPv6 /64): one caller's many addresses count as one
+(higher than per address: a school or an office shares a block)."""
+SEPTET_SIGN_UPS_PER_HOUR = int(os.environ.get("SEPTET_SIGN_UPS_PER_HOUR", "100"))
+"""New accounts allowed for the whole site per hour, from any addresses."""
 SEPTET_SIGN_UP_WINDOW = 3600
 
 # Celery: late acks so a task whose worker dies is delivered again; every task is idempotent.
@@ -263,6 +273,14 @@ SEPTET_ARENA_STREAMS = int(os.environ.get("SEPTET_ARENA_STREAMS", "16"))
 threads stay free for unary calls; a stream past it is refused with RESOURCE_EXHAUSTED."""
 SEPTET_ARENA_STREAMS_PER_USER = int(os.environ.get("SEPTET_ARENA_STREAMS_PER_USER", "4"))
 """... and per user, all their tokens together."""
+SEPTET_ARENA_REFLECTION = os.environ.get("SEPTET_ARENA_REFLECTION", "1").lower() not in (
+    "0",
+    "false",
+    "no",
+    "",
+)
+"""Whether the Arena serves gRPC server reflection: on by default (`septet up`, development: tools
+list and call its methods without the .proto); production turns it off unless this says on."""
 SEPTET_FOLLOW_IDLE_SECONDS = float(os.environ.get("SEPTET_FOLLOW_IDLE_SECONDS", "300"))
 """A FollowMatch stream whose match has not changed for this long is ended (DEADLINE_EXCEEDED)."""
 SEPTET_SUPERVISION_STATE = os.environ.get("SEPTET_SUPERVISION_STATE", "")

@@ -15,4 +15,7 @@ MIDDLEWARE.insert(
     "whitenoise.middleware.WhiteNoiseMiddleware",
 )
 WHITENOISE_USE_FINDERS = True
+# Nothing is collected here: the finders serve the apps' own folders, so whitenoise is given no
+# collected folder to look in (and no "No directory at" warning in every web process's output).
+STATIC_ROOT = None
 MIDDLEWARE.append("septet_platform.web.csp.ContentSecurityPolicyMiddleware")

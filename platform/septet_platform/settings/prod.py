@@ -31,6 +31,14 @@ if SEPTET_ALLOW_UNSANDBOXED:
 # Bots run under the seccomp filter in production: a worker without libseccomp voids its matches
 # (never the bots' fault) instead of running them with less (SEPTET_REQUIRE_SECCOMP=0 to allow).
 SEPTET_REQUIRE_SECCOMP = os.environ.get("SEPTET_REQUIRE_SECCOMP", "1") not in ("0", "false", "False", "no")
+# No gRPC server reflection: the Arena's clients carry its .proto, and a listing of every method
+# only helps a prober (SEPTET_ARENA_REFLECTION=1 to serve it anyway).
+SEPTET_ARENA_REFLECTION = os.environ.get("SEPTET_ARENA_REFLECTION", "0").lower() not in (
+    "0",
+    "false",
+    "no",
+    "",
+)
 
 # Static files: collected at image build (manage.py collectstatic), served by whitenoise from the
 # app server itself with hashed names and far-future caching (development uses runserver's).

@@ -34,14 +34,24 @@ REFUSED = (
 )
 
 
+EXAMPLE_GAME = "oh-hell"
+EXAMPLE_OPPONENTS = "montecarlo greedy"
+"""The form's example: with the challenger, three bots, a table Oh Hell! seats (3-7 players)."""
+
+
 class ChallengeForm(forms.Form):
     """Your bot, its opponents by name, the game and the number of duplicate sets."""
 
     bot = forms.ChoiceField(label="Your bot")
     opponents = forms.CharField(
-        max_length=300, help_text="bot names separated by spaces, e.g. <code>montecarlo random</code>"
+        max_length=300,
+        help_text=(
+            "bot names separated by spaces; with your bot, as many bots as the game seats "
+            f"(its number of players), e.g. <code>{EXAMPLE_OPPONENTS}</code> for {EXAMPLE_GAME}"
+        ),
+        widget=forms.TextInput(attrs={"placeholder": EXAMPLE_OPPONENTS}),
     )
-    game = forms.ChoiceField()
+    game = forms.ChoiceField(initial=EXAMPLE_GAME, help_text="with the number of players it seats")
     sets = forms.IntegerField(
         min_value=1,
         max_value=arena_services.MAX_CHALLENGE_SETS,
@@ -49,10 +59,16 @@ class ChallengeForm(forms.Form):
         help_text="duplicate sets: each a random deal played in every seat rotation",
     )
 
-    def __init__(self, *args: object, owner_bots: list[str], games: list[str], **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, owner_bots: list[str], games: list[tuple[str, int, int]], **kwargs: object
+    ) -> None:
+        """`games`: each ladder's (game id, fewest players, most players)."""
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["bot"].choices = [(name, name) for name in owner_bots]  # type: ignore[attr-defined]
-        self.fields["game"].choices = [(game, game) for game in games]  # type: ignore[attr-defined]
+        self.fields["game"].choices = [  # type: ignore[attr-defined]
+            (game, f"{game} ({low}-{high} players)" if low != high else f"{game} ({low} players)")
+            for game, low, high in games
+        ]
 
     def seats(self) -> list[tuple[str, int]]:
         """Your bot first, then each opponent, each at its latest active version."""
@@ -66,7 +82,7 @@ def challenges(request: HttpRequest) -> HttpResponse:
     """The user's challenges, newest first, and a form for a new one; a refused one says why and
     creates nothing."""
     owner_bots = list(Bot.objects.filter(owner=request.user).order_by("name").values_list("name", flat=True))
-    games = list(Ladder.objects.order_by("game").values_list("game", flat=True))
+    games = list(Ladder.objects.order_by("game").values_list("game", "min_players", "max_players"))
     form = ChallengeForm(request.POST or None, owner_bots=owner_bots, games=games)
     if request.method == "POST" and form.is_valid():
         try:
@@ -82,7 +98,8 @@ def challenges(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Challenge {challenge.pk} queued: {challenge.sets} duplicate sets.")
             return redirect("web:challenge", challenge_id=challenge.pk)
     listed = challenge_reads.challenges_of(user_id=request.user.pk)
-    return render(request, "web/challenges.html", {"form": form, "challenges": listed})
+    example = {"game": EXAMPLE_GAME, "opponents": EXAMPLE_OPPONENTS}
+    return render(request, "web/challenges.html", {"form": form, "challenges": listed, "example": example})
 
 
 @require_GET

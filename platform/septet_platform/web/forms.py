@@ -7,30 +7,40 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 
+from septet_platform.accounts.names import NameRefused, user_name_check
 from septet_platform.accounts.services import NAME_MAX_CHARS
 from septet_platform.bots.archives import DEFAULT_LIMITS
 from septet_platform.web.signin_limit import (
     sign_in_blocked,
     sign_in_failed,
     sign_in_succeeded,
-    sign_up_blocked,
+    sign_up_refusal,
 )
 
 TOO_MANY_ATTEMPTS = "Too many failed sign-in attempts. Wait a few minutes and try again."
-TOO_MANY_SIGN_UPS = "Too many accounts were made from your address recently. Try again later."
 
 
 class SignUpForm(UserCreationForm):
-    """A user name and a password twice (Django's validators), refused once the client address
-    made its allowance of accounts (signin_limit)."""
+    """A user name and a password twice (Django's validators), refused once the client address,
+    its network block or the site made its allowance of accounts (signin_limit), and for a name
+    that could pass for an existing user's (accounts.names)."""
 
     def __init__(self, *args: Any, address: str = "", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.address = address
 
+    def clean_username(self) -> str:
+        username = str(super().clean_username())
+        try:
+            user_name_check(username)
+        except NameRefused as refused:
+            raise forms.ValidationError(str(refused), code="look_alike") from None
+        return username
+
     def clean(self) -> dict[str, Any]:
-        if sign_up_blocked(address=self.address):
-            raise forms.ValidationError(TOO_MANY_SIGN_UPS, code="rate_limited")
+        refusal = sign_up_refusal(address=self.address)
+        if refusal is not None:
+            raise forms.ValidationError(refusal, code="rate_limited")
         return super().clean()
 
 

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -26,6 +26,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
 from referee.engine import replay as replays
+from referee.engine.games import all_games
+from referee.engine.games.base import Game
 from septet_platform.arena_api.selectors import (
     OVER,
     UNPUBLISHED,
@@ -34,6 +36,7 @@ from septet_platform.arena_api.selectors import (
     OwnSeatLog,
     ReplayUnpublished,
     Viewer,
+    ladders_list,
     match_replay_path,
     owned_seats,
     replay_for_viewer,
@@ -42,7 +45,7 @@ from septet_platform.arena_api.selectors import (
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating
-from septet_platform.ladders.selectors import Standing
+from septet_platform.ladders.selectors import Standing, standing_order
 from septet_platform.matches.models import Match, Seat
 from septet_platform.tournaments.models import Tournament
 from septet_platform.web import sql
@@ -193,28 +196,96 @@ def _sorted_rows_kept(ladder: Ladder, sort: str, *, with_times: bool) -> list[_R
 
 
 def ladder_rows_forget() -> None:
-    """Drops every ladder ranking this process keeps (tests)."""
+    """Drops every ladder ranking and leader list this process keeps (tests)."""
     with _rows_lock:
         _rows_kept.clear()
+    with _leaders_lock:
+        _leaders_kept.clear()
+
+
+_RANKED_FIELDS = ["bot_version__bot_id", "bot_version__number", "bot_version_id", "bot_version__bot__name"]
+_RANKED_FIELDS += ["bot_version__bot__owner__username", "mu", "sigma", "games"]
 
 
 def _ranked_rows(ladder: Ladder, *, with_times: bool) -> list[_Row]:
     """Every bot's latest ACTIVE version rated on `ladder`, ranked by mu, then sigma, then name;
     `last_match` is read only `with_times` (parsing a thousand timestamps costs a few ms)."""
-    fields = ["bot_version__bot_id", "bot_version__number", "bot_version_id", "bot_version__bot__name"]
-    fields += ["bot_version__bot__owner__username", "mu", "sigma", "games"]
-    if with_times:
-        fields.append("updated")
+    fields = [*_RANKED_FIELDS, "updated"] if with_times else _RANKED_FIELDS
     active = Rating.objects.filter(ladder=ladder, bot_version__status=BotVersion.Status.ACTIVE)
+    return _ranked(active.values_list(*fields), with_times=with_times)
+
+
+def _ranked(rows: Iterable[tuple[Any, ...]], *, with_times: bool) -> list[_Row]:
+    """One ladder's rating rows (`_RANKED_FIELDS`, then `updated` if `with_times`) ranked as
+    `ladders.selectors.ladder_standings` ranks them (`standing_order`: each bot's latest version,
+    the unplayed last, then by mu, sigma and name). The ladder page, the leaders of every ladder
+    and `septet ladder` share this one ordering."""
     current: dict[int, tuple[Any, ...]] = {}
-    for row in active.values_list(*fields):
+    for row in rows:
         if row[0] not in current or row[1] > current[row[0]][1]:
             current[row[0]] = row
-    ordered = sorted(current.values(), key=lambda row: (-row[5], row[6], row[3]))
+    ordered = sorted(
+        current.values(), key=lambda row: standing_order(games=row[7], mu=row[5], sigma=row[6], bot=row[3])
+    )
     return [
         _Row(rank, row[3], row[4], row[1], row[2], row[5], row[6], row[7], row[8] if with_times else None)
         for rank, row in enumerate(ordered, start=1)
     ]
+
+
+LEADERS_PER_LADDER = 3
+
+
+@dataclass(frozen=True)
+class LadderLeaders:
+    """A game with its ladder (None when it has none) and the ladder's first bots."""
+
+    game: Game
+    ladder: Ladder | None
+    leaders: list[Standing]
+
+
+_leaders_lock = threading.Lock()
+_leaders_kept: dict[int, tuple[float, dict[int, list[Standing]]]] = {}
+
+
+def ladders_with_leaders(*, per_ladder: int = LEADERS_PER_LADDER) -> list[LadderLeaders]:
+    """Every game the engine has, in its order, with its ladder and that ladder's first
+    `per_ladder` bots as the ladder page ranks them (the home page and /ladders/).
+
+    Two statements whatever the number of ladders: the ladders, and every ladder's active ratings
+    in one read, ranked here and kept per process for SEPTET_PAGE_CACHE_SECONDS as the ladder
+    page keeps its ranking, so a signed-in visitor's home page (never kept whole) does not rank
+    every ladder on every view."""
+    ladders = {ladder.game: ladder for ladder in ladders_list()}
+    leaders = _leaders_by_ladder(per_ladder)
+    shown = []
+    for game_id, game in all_games().items():
+        ladder = ladders.get(game_id)
+        shown.append(LadderLeaders(game, ladder, leaders.get(ladder.pk, []) if ladder else []))
+    return shown
+
+
+def _leaders_by_ladder(per_ladder: int) -> dict[int, list[Standing]]:
+    """Ladder id -> its first `per_ladder` standings, read at most once per page cache period."""
+    seconds = page_seconds()
+    now = time.monotonic()
+    with _leaders_lock:
+        kept = _leaders_kept.get(per_ladder)
+    if seconds > 0 and kept is not None and now - kept[0] < seconds:
+        return kept[1]
+    by_ladder: dict[int, list[tuple[Any, ...]]] = {}
+    active = Rating.objects.filter(bot_version__status=BotVersion.Status.ACTIVE)
+    for ladder_id, *row in active.values_list("ladder_id", *_RANKED_FIELDS):
+        by_ladder.setdefault(ladder_id, []).append(tuple(row))
+    leaders = {
+        ladder_id: [_standing(row, {}) for row in _ranked(rows, with_times=False)[:per_ladder]]
+        for ladder_id, rows in by_ladder.items()
+    }
+    if seconds > 0:
+        with _leaders_lock:
+            _leaders_kept[per_ladder] = (now, leaders)
+    return leaders
 
 
 def _standing(row: _Row, times: dict[int, datetime] | None) -> Standing:

@@ -8,6 +8,7 @@ app_name = "web"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("ladders/", views.ladders, name="ladders"),
     path("ladders/<slug:game>/", views.ladder, name="ladder"),
     path("bots/<path:name>/v<int:number>/status.json", views.version_status, name="version-status"),
     path("bots/<path:name>/", views.bot, name="bot"),
@@ -16,6 +17,8 @@ urlpatterns = [
     path("matches/<int:match_id>/status.json", views.match_status, name="match-status"),
     path("matches/<int:match_id>/replay.json", views.match_replay, name="match-replay"),
     path("ratings/", views.how_ratings_work, name="ratings"),
+    path("docs/", views.guides_index, name="guides"),
+    path("docs/<slug:slug>/", views.guide, name="guide"),
     path("rules/", views.rules_index, name="rules-index"),
     path("rules/<slug:game>/", views.rules, name="rules"),
     path("account/sign-up/", account_views.sign_up, name="sign-up"),

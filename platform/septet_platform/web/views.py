@@ -15,14 +15,16 @@ from django.views.decorators.http import require_GET
 
 from referee.engine.games import all_games
 from referee.engine.replay import ReplayError
-from septet_platform.arena_api.selectors import ReplayUnpublished, ladders_list
+from septet_platform.arena_api.selectors import ReplayUnpublished
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match
 from septet_platform.web import bot_page, selectors, tables
+from septet_platform.web.guides import render_guide
 from septet_platform.web.page_cache import anonymous_page_cache
+from septet_platform.web.source import available_guides, guide_named, source_links
 
 LIVE_STATUSES = (Match.Status.SCHEDULED, Match.Status.RUNNING)
 
@@ -30,18 +32,24 @@ LIVE_STATUSES = (Match.Status.SCHEDULED, Match.Status.RUNNING)
 @require_GET
 @anonymous_page_cache
 def home(request: HttpRequest) -> HttpResponse:
-    """The games and their ladders, the newest matches, and how to start writing a bot."""
-    ladders = {ladder.game: ladder for ladder in ladders_list()}
-    games = [(game, ladders.get(game_id)) for game_id, game in all_games().items()]
+    """The games with their ladders' leaders, the newest matches, and how to start writing a bot."""
     return render(
         request,
         "web/home.html",
         {
-            "games": games,
+            "games": selectors.ladders_with_leaders(),
             "recent": selectors.recent_matches(limit=10),
             "arena": selectors.arena_address(request_host=request.get_host()),
+            "source": source_links(),
         },
     )
+
+
+@require_GET
+@anonymous_page_cache
+def ladders(request: HttpRequest) -> HttpResponse:
+    """Every game's ladder with its leaders: where the site's "Ladders" link goes."""
+    return render(request, "web/ladders.html", {"games": selectors.ladders_with_leaders()})
 
 
 @require_GET
@@ -203,6 +211,21 @@ def how_ratings_work(request: HttpRequest) -> HttpResponse:
             "new_bot": ratings.display(ratings.DEFAULT_MU, ratings.DEFAULT_SIGMA),
         },
     )
+
+
+@require_GET
+def guides_index(request: HttpRequest) -> HttpResponse:
+    """Every guide this site has, first to last."""
+    return render(request, "web/guides.html", {"guides": available_guides()})
+
+
+@require_GET
+def guide(request: HttpRequest, slug: str) -> HttpResponse:
+    """One guide (docs/bots.md and the rest), rendered from the clone the site runs from."""
+    found = guide_named(slug)
+    if found is None:
+        raise Http404(f"no guide {slug!r}")
+    return render(request, "web/guide.html", {"guide": found, "body": render_guide(found)})
 
 
 @require_GET

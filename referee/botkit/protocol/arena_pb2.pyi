@@ -137,7 +137,7 @@ class GetBotResponse(_message.Message):
     def __init__(self, bot: _Optional[_Union[BotSummary, _Mapping]] = ..., versions: _Optional[_Iterable[_Union[BotVersionInfo, _Mapping]]] = ...) -> None: ...
 
 class BotVersionInfo(_message.Message):
-    __slots__ = ("number", "status", "archive_sha256", "games", "created", "qualified", "error_log")
+    __slots__ = ("number", "status", "archive_sha256", "games", "created", "qualified", "error_log", "progress", "reported_name")
     NUMBER_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     ARCHIVE_SHA256_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +145,8 @@ class BotVersionInfo(_message.Message):
     CREATED_FIELD_NUMBER: _ClassVar[int]
     QUALIFIED_FIELD_NUMBER: _ClassVar[int]
     ERROR_LOG_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    REPORTED_NAME_FIELD_NUMBER: _ClassVar[int]
     number: int
     status: str
     archive_sha256: str
@@ -152,7 +154,23 @@ class BotVersionInfo(_message.Message):
     created: str
     qualified: str
     error_log: str
-    def __init__(self, number: _Optional[int] = ..., status: _Optional[str] = ..., archive_sha256: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ..., created: _Optional[str] = ..., qualified: _Optional[str] = ..., error_log: _Optional[str] = ...) -> None: ...
+    progress: QualificationProgress
+    reported_name: str
+    def __init__(self, number: _Optional[int] = ..., status: _Optional[str] = ..., archive_sha256: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ..., created: _Optional[str] = ..., qualified: _Optional[str] = ..., error_log: _Optional[str] = ..., progress: _Optional[_Union[QualificationProgress, _Mapping]] = ..., reported_name: _Optional[str] = ...) -> None: ...
+
+class QualificationProgress(_message.Message):
+    __slots__ = ("step", "games", "games_over", "game", "games_failed")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    GAMES_OVER_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FAILED_FIELD_NUMBER: _ClassVar[int]
+    step: str
+    games: _containers.RepeatedScalarFieldContainer[str]
+    games_over: int
+    game: str
+    games_failed: int
+    def __init__(self, step: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ..., games_over: _Optional[int] = ..., game: _Optional[str] = ..., games_failed: _Optional[int] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
     __slots__ = ("bot", "game", "page_size", "page_token", "status")

@@ -23,7 +23,7 @@ from referee.botkit.protocol import bot_pb2
 
 BEHAVIOURS = (
     "ok", "crash", "hang", "raise", "garbage-bytes", "oversized", "out-of-range", "illegal-value",
-    "empty", "slow", "never-healthy", "exit-at-start",
+    "empty", "slow", "never-healthy", "exit-at-start", "killed", "no-health", "wrong-address",
 )  # fmt: skip
 
 
@@ -51,7 +51,10 @@ def main() -> None:
             return good
         behaviour = args.behaviour
         if behaviour == "crash":
+            print("out of memory in my lookup table", file=sys.stderr, flush=True)
             os._exit(3)
+        if behaviour == "killed":
+            os.kill(os.getpid(), signal.SIGKILL)
         if behaviour == "hang":
             time.sleep(3600)
         if behaviour == "raise":
@@ -91,8 +94,9 @@ def main() -> None:
     )
     server.add_generic_rpc_handlers((handler,))
     health_servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    server.add_insecure_port(args.address)
+    if args.behaviour != "no-health":
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    server.add_insecure_port("127.0.0.1:0" if args.behaviour == "wrong-address" else args.address)
     server.start()
     # The health servicer starts SERVING for "": a bot that never gets ready says so.
     ready = args.behaviour != "never-healthy"

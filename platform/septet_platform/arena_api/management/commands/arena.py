@@ -13,7 +13,7 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 
 
 class Command(BaseCommand):
-    help = "Runs the Arena gRPC service (with health and reflection) until interrupted."
+    help = "Runs the Arena gRPC service (health; reflection per SEPTET_ARENA_REFLECTION) until stopped."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument(
