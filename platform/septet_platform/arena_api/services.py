@@ -105,8 +105,8 @@ def challenge_request(
     each (bot name, version number; 0 for its latest ACTIVE version); the first of the
     requester's own bots seated is the challenger, whose results the challenge reports against
     the others. Each set has its own random seed and one CHALLENGE match per seat rotation; all
-    are queued on the `challenges` queue once created, whose priority puts them after
-    qualification and tournaments and before the ladder (see matches.queues).
+    are queued on the `challenges` queue once created, which workers serve with a larger share
+    than the ladder's and a smaller one than qualification's and tournaments' (matches.queues).
 
     Ladder.DoesNotExist or Bot.DoesNotExist for an unknown game or bot; ChallengeInvalid for
     anything else wrong (a chosen seed among them: the challenger never picks the deal);
@@ -164,9 +164,8 @@ def _seat_count_problem(ladder: Ladder, seats: int) -> str:
 
 
 def challenge_match_enqueue(match_id: int) -> None:
-    """Sends one challenge match to the workers on the challenges queue; the router
-    (matches.queues.route_task) gives it that queue's priority, as it does when it is queued
-    again."""
+    """Sends one challenge match to the workers on the challenges queue (kept there by the router,
+    matches.queues.route_task, when it is queued again)."""
     match_run_task.apply_async((match_id,), queue=CHALLENGE_QUEUE)
 
 

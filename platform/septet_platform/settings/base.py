@@ -154,7 +154,12 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # broker, not claimed): a freed process starts at once instead of asking the broker first. A worker
 # killed holding it loses nothing: docs/operations.md, "Prefetch".
 CELERY_WORKER_PREFETCH_MULTIPLIER = 2
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
+# The order a worker takes waiting work in: weighted shares over its queues, so every queue with
+# work waiting is served (septet_platform/matches/queues.py).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 600,
+    "queue_order_strategy": "septet_platform.matches.queues:WeightedQueueCycle",
+}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING below (JSON in production)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -162,10 +167,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # qualification must not wait behind a match backlog, maintenance (scheduling, reaping) is tiny.
 # Tournament matches have a queue of their own, so an event finishes in predictable time while
 # the ladder keeps going (give it dedicated workers for that).
-# Challenges (unrated, asked for by users) have a queue of their own. The order in which a worker
-# takes waiting work is set by message priority, not by -Q order (Kombu rotates queues): see
-# septet_platform/matches/queues.py. Qualification first, then tournaments, then challenges, then
-# the ladder.
+# Challenges (unrated, asked for by users) have a queue of their own. A worker takes waiting work
+# in weighted shares, not in -Q order: maintenance, qualification, tournaments and challenges take
+# more of the workers than the ladder but never all of them (septet_platform/matches/queues.py).
 SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments", "challenges")
 CELERY_TASK_DEFAULT_QUEUE = "matches"
 CELERY_TASK_ROUTES = ("septet_platform.matches.queues.route_task",)
