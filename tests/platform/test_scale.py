@@ -1,6 +1,7 @@
 """Scale-out on one machine, from the production configuration: PostgreSQL and Redis, two Celery
 worker processes with distinct names, beat, gunicorn and the Arena service (`septet up
---production --workers 2`). Every match is recorded exactly once, both workers play, the stored
+--production --workers 2`). Every match is recorded exactly once, both workers play, no two
+rotations of one duplicate set play at the same time (read from the database), the stored
 ratings equal those from replaying the recorded results in the order they were applied, and the
 workers keep their database connections from match to match."""
 
@@ -129,6 +130,13 @@ def test_two_production_workers_record_every_match_once_and_ratings_replay_exact
         assert replay_files[match_id] == [replay] == [f"{match_id}-a{attempt}.json.gz"], match_id
         waits_for_its_set = seats == 2 and duplicate_set in pending_sets  # rated once, with its set
         assert applied != waits_for_its_set, f"match {match_id}: ratings applied {applied}"
+    overlapping = _query(
+        database,
+        "select a.id, b.id from matches_match a join matches_match b on a.duplicate_set = b.duplicate_set "
+        "and a.id < b.id where a.duplicate_set <> '' and a.status = 'finished' and b.status = 'finished' "
+        "and a.started < b.finished and b.started < a.finished",
+    )
+    assert overlapping == [], "two rotations of one deal played at the same time"
     workers = {row[3] for row in finished}
     assert {worker.split("@")[0] for worker in workers} == {"worker1", "worker2"}, "both workers played"
     assert all(not worker.endswith("@%h") for worker in workers)

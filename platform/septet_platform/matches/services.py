@@ -20,6 +20,14 @@ handed to another worker as if its worker had died; a match's length is bounded 
 seat's budget for the whole match (`TimeControl.seat_budget`), so a slow bot forfeits rather than
 holding the match until its result is thrown away.
 
+The rotations of one duplicate set (one deal, the seats rotated) never play at the same time: they
+seat the same bots, and two of a bot's processes (or two colluding bots' processes) playing the
+same deal at once could pass each other the hands they hold through any channel the machine
+leaves them. A claim therefore also checks, under a lock on the set's rows, that no other rotation
+of its set is RUNNING; a delivery that finds one leaves its match SCHEDULED ("set playing"), and
+the worker that finishes a rotation queues the set's next one (`duplicate_set_next`); the reaper
+queues any it missed (a worker that died in between) as a lost task.
+
 Recovery in under a minute (the beat runs `matches_reap_task` every 10 s): a dead worker's lease
 (LEASE, renewed every third of it) runs out within LEASE and the match is queued again; a match
 recorded but not rated (its worker died between the two) is rated by `matches_rate_unrated`; a
@@ -121,8 +129,17 @@ class Played:
     """What `match_play` did with a match."""
 
     match_id: int
-    outcome: str  # "recorded", "not claimed", "voided", "lost its claim", or storage: see PLAY_AGAIN
+    outcome: str  # "recorded", "not claimed", SET_PLAYING, "voided", "lost its claim", or see PLAY_AGAIN
     attempt: int = 0
+
+
+SET_PLAYING = "set playing"
+"""The outcome when another rotation of the match's duplicate set is RUNNING: the match stays
+SCHEDULED, and that rotation's worker queues it when it is done (`duplicate_set_next`)."""
+
+
+class _SetPlaying(Exception):
+    """Raised inside a claim's transaction: another rotation of the set holds the deal."""
 
 
 PLAY_AGAIN = frozenset({"voided", "storage failed", "storage unavailable"})
@@ -132,26 +149,67 @@ while replays cannot be written."""
 
 
 def match_claim(*, match_id: int, worker: str, now: datetime | None = None) -> int | None:
-    """Claims a SCHEDULED match for `worker`; returns the claim's attempt number, or None."""
-    claimed = _claimed(match_id=match_id, worker=worker, now=now)
+    """Claims a SCHEDULED match for `worker`; returns the claim's attempt number, or None (not
+    SCHEDULED, or another rotation of its set is playing)."""
+    try:
+        claimed = _claimed(match_id=match_id, worker=worker, now=now)
+    except _SetPlaying:
+        return None
     return None if claimed is None else claimed.attempt
 
 
 def _claimed(*, match_id: int, worker: str, now: datetime | None = None) -> Match | None:
     """Claims a SCHEDULED match for `worker` (one UPDATE) and reads it back with its ladder and
     tournament (one SELECT): the claimed row, whose `attempt` is the claim's (nothing else can
-    change it while the claim's lease holds), or None when the match was not SCHEDULED."""
+    change it while the claim's lease holds), or None when the match was not SCHEDULED.
+
+    A match of a duplicate set first locks its set's rows (in id order, so two claims in one set
+    queue rather than deadlock; PostgreSQL then reads them as committed) and raises _SetPlaying
+    if another rotation is RUNNING. SQLite's IMMEDIATE transactions hold the write lock anyway."""
     now = now or timezone.now()
-    claimed = Match.objects.filter(pk=match_id, status=Match.Status.SCHEDULED).update(
-        status=Match.Status.RUNNING,
-        attempt=F("attempt") + 1,
-        worker=worker,
-        started=now,
-        lease_until=now + LEASE,
-    )
+    with transaction.atomic():
+        duplicate_set = (
+            Match.objects.filter(pk=match_id, status=Match.Status.SCHEDULED)
+            .values_list("duplicate_set", flat=True)
+            .first()
+        )
+        if duplicate_set is None:
+            return None
+        if duplicate_set:
+            rotations = Match.objects.select_for_update().filter(duplicate_set=duplicate_set).order_by("pk")
+            if any(
+                pk != match_id and status == Match.Status.RUNNING
+                for pk, status in rotations.values_list("pk", "status")
+            ):
+                raise _SetPlaying(duplicate_set)
+        claimed = Match.objects.filter(pk=match_id, status=Match.Status.SCHEDULED).update(
+            status=Match.Status.RUNNING,
+            attempt=F("attempt") + 1,
+            worker=worker,
+            started=now,
+            lease_until=now + LEASE,
+        )
     if not claimed:
         return None
     return Match.objects.select_related("ladder", "tournament").get(pk=match_id)
+
+
+def duplicate_set_next(*, match_id: int) -> int | None:
+    """The rotation of `match_id`'s duplicate set to queue now that `match_id` is done with its
+    deal: the first SCHEDULED one (by rotation), if no rotation of the set is RUNNING; else None
+    (a set of one, a set still playing, a set that is over)."""
+    duplicate_set = Match.objects.filter(pk=match_id).values_list("duplicate_set", flat=True).first()
+    if not duplicate_set:
+        return None
+    rotations = list(
+        Match.objects.filter(duplicate_set=duplicate_set)
+        .exclude(pk=match_id)
+        .order_by("rotation", "pk")
+        .values_list("pk", "status")
+    )
+    if any(status == Match.Status.RUNNING for _, status in rotations):
+        return None
+    return next((pk for pk, status in rotations if status == Match.Status.SCHEDULED), None)
 
 
 def version_folder(version: BotVersion) -> Path:
@@ -224,7 +282,11 @@ def match_play(*, match_id: int, worker: str) -> Played:
     if not storage.replays_writable().ok:
         log.warning("not taking a match: replays cannot be written", extra={"match_id": match_id})
         return Played(match_id, "storage unavailable")
-    match = _claimed(match_id=match_id, worker=worker)
+    try:
+        match = _claimed(match_id=match_id, worker=worker)
+    except _SetPlaying:
+        log.info("match left waiting: another rotation of its set is playing", extra={"match_id": match_id})
+        return Played(match_id, SET_PLAYING)
     if match is None:
         log.info("match not claimed", extra={"match_id": match_id, "worker": worker})
         _ratings_catch_up(match_id)

@@ -28,6 +28,8 @@ def tournament_match_run_task(self: Task, match_id: int) -> str:
     played = match_services.match_play(match_id=match_id, worker=worker)
     if played.outcome in match_services.PLAY_AGAIN:  # voided, or replays could not be written
         tournament_match_run_task.apply_async((match_id,), countdown=VOIDED_RETRY_SECONDS)
+    if played.attempt and (next_rotation := match_services.duplicate_set_next(match_id=match_id)) is not None:
+        tournament_match_run_task.delay(next_rotation)  # its set's deal is free again
     services.tournament_advance(tournament=tournament, enqueue=tournament_match_run_task.delay)
     return played.outcome
 
