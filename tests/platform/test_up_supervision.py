@@ -52,14 +52,17 @@ class Launcher:
                 found[matched.group(1)] = int(matched.group(2))
         return found
 
-    def wait_for(self, predicate: object, seconds: float, what: str) -> None:
+    def wait_for(self, predicate: object, seconds: float, what: str, seen: list[str] | None = None) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             assert self.process.poll() is None, "\n".join(self.lines[-40:])
             if predicate():  # type: ignore[operator]
                 return
             time.sleep(0.2)
-        raise AssertionError(f"{what} within {seconds} s; the launcher said:\n" + "\n".join(self.lines[-40:]))
+        answers = "\n".join(dict.fromkeys((seen or [])[-200:]))  # distinct answers, in order
+        raise AssertionError(
+            f"{what} within {seconds} s; seen:\n{answers}\nthe launcher said:\n" + "\n".join(self.lines[-40:])
+        )
 
 
 def _finished(database: Path) -> int:
@@ -71,14 +74,18 @@ def _finished(database: Path) -> int:
         return 0
 
 
-def _health(web: str) -> int:
+def _health(web: str, answers: list[str] | None = None) -> int:
+    """/healthz's status (0: no answer); its body, or why none came, appended to `answers`."""
     try:
         with urllib.request.urlopen(f"http://{web}/healthz", timeout=5) as response:
-            return int(response.status)
+            status, body = int(response.status), response.read().decode(errors="replace")
     except urllib.error.HTTPError as error:
-        return int(error.code)
-    except OSError:
-        return 0
+        status, body = int(error.code), error.read().decode(errors="replace")
+    except OSError as error:
+        status, body = 0, f"{type(error).__name__}: {error}"
+    if answers is not None:
+        answers.append(f"{time.strftime('%H:%M:%S')} {status} {body}")
+    return status
 
 
 @pytest.mark.slow
@@ -106,10 +113,12 @@ def test_septet_up_restarts_a_killed_worker_and_redis_and_leaves_nothing_when_ki
         pids = up.pids()
         os.kill(pids["redis"], signal.SIGKILL)
         statuses: list[int] = []
+        answers: list[str] = []
         up.wait_for(
-            lambda: statuses.append(_health(web)) or (503 in statuses and statuses[-1] == 200),
+            lambda: statuses.append(_health(web, answers)) or (503 in statuses and statuses[-1] == 200),
             60,
             "/healthz 503 while Redis is down, then 200",
+            answers,
         )
         assert up.pids()["redis"] != pids["redis"]
         assert any("redis (pid" in line and "died (killed by SIGKILL)" in line for line in up.lines)

@@ -1,9 +1,10 @@
 """The engine's two builds (referee/engine/build.py): compiled with mypyc, and the pure-Python sources.
 
-scripts/test runs the whole suite twice: with SEPTET_EXPECT_COMPILED=1 where the engine could be
-compiled (this module then checks the compiled modules are the ones in use), and with
-SEPTET_PURE_PYTHON=1 (it checks none is). Whichever runs here, the other build plays the same
-matches into byte-identical replays, and a compiled build older than its sources is never used.
+scripts/test runs the suite with SEPTET_EXPECT_COMPILED=1 where the engine could be compiled (this
+module then checks the compiled modules are the ones in use), and the engine's tests and its local
+users' with SEPTET_PURE_PYTHON=1 (it checks none is). Whichever runs here, the other build plays
+the same matches into byte-identical replays, and a compiled build older than its sources is never
+used.
 """
 
 from __future__ import annotations
