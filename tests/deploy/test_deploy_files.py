@@ -94,12 +94,14 @@ def _kubernetes_documents() -> list[dict[str, Any]]:
 
 def _roles_of_a_whole_installation() -> dict[str, str]:
     """Each role an installation runs, by the name compose and the README give it; the worker
-    consumes every queue the settings route tasks to (a queue nobody consumes is never played)."""
+    and the builder between them consume every queue the settings route tasks to (a queue nobody
+    consumes is never played), the builder the builds alone (a build never holds a match slot)."""
     return {
         "migrate": "migrate+ladders",
         "web": "web",
         "grpc": "grpc",
-        "worker": "worker:" + ",".join(sorted(settings.SEPTET_QUEUES)),
+        "worker": "worker:" + ",".join(sorted(settings.SEPTET_MATCH_QUEUES)),
+        "builder": "worker:" + settings.SEPTET_BUILD_QUEUE,
         "beat": "beat",
     }
 
@@ -114,7 +116,7 @@ def test_compose_runs_every_role_once_with_real_commands_and_known_settings() ->
         name: check_command(service["command"]) for name, service in services.items() if "build" in service
     }
 
-    assert set(services) == {"postgres", "redis", "migrate", "web", "grpc", "worker", "beat"}
+    assert set(services) == {"postgres", "redis", "migrate", "web", "grpc", "worker", "builder", "beat"}
     assert roles == _roles_of_a_whole_installation()
     assert services["beat"]["deploy"]["replicas"] == 1
     for name, service in services.items():
@@ -124,6 +126,7 @@ def test_compose_runs_every_role_once_with_real_commands_and_known_settings() ->
             assert (DEPLOY / service["build"]["context"] / service["build"]["dockerfile"]).is_file()
     assert services["web"]["environment"]["SECRET_KEY"].startswith("${SECRET_KEY:?"), "no default secret"
     assert "SYS_ADMIN" in services["worker"]["cap_add"], "the sandbox needs namespaces in the worker"
+    assert "SYS_ADMIN" in services["builder"]["cap_add"], "and in the builder"
 
 
 def test_compose_has_no_fixed_password_and_redis_requires_one() -> None:
@@ -208,7 +211,8 @@ def test_kubernetes_manifests_are_consistent_and_run_real_commands() -> None:
     assert roles == {
         "septet-web": "web",
         "septet-grpc": "grpc",
-        "septet-worker": "worker:" + ",".join(sorted(settings.SEPTET_QUEUES)),
+        "septet-worker": "worker:" + ",".join(sorted(settings.SEPTET_MATCH_QUEUES)),
+        "septet-builder": "worker:" + settings.SEPTET_BUILD_QUEUE,
         "septet-beat": "beat",
     }
     assert by_kind["Deployment"]["septet-beat"]["spec"]["replicas"] == 1
@@ -259,7 +263,8 @@ def test_systemd_units_run_real_commands_from_the_install_folder() -> None:
         "septet-arena.service": "grpc",
         "septet-beat.service": "beat",
         "septet-web.service": "web",
-        "septet-worker@.service": "worker:" + ",".join(sorted(settings.SEPTET_QUEUES)),
+        "septet-worker@.service": "worker:" + ",".join(sorted(settings.SEPTET_MATCH_QUEUES)),
+        "septet-builder.service": "worker:" + settings.SEPTET_BUILD_QUEUE,
     }
     assert set(example) <= ENV_NAMES
     assert "%i" in _unit(SYSTEMD / "septet-worker@.service")["Service"]["ExecStart"], "workers named apart"

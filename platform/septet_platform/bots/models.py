@@ -57,6 +57,12 @@ class BotVersion(models.Model):
         default=0, help_text="times its build ran: once (again only after a worker died mid-build)"
     )
     build_started = models.DateTimeField(null=True, blank=True, help_text="when its build was claimed")
+    build_finished = models.DateTimeField(null=True, blank=True, help_text="when its build ended")
+    build_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="wall seconds its build took; its owner's hourly build budget counts them",
+    )
     qualification = models.JSONField(
         default=dict, blank=True, help_text="per game: the qualifying match's id and seed, to replay it"
     )

@@ -1,6 +1,7 @@
 """Qualifying a submitted version: it is built once, then plays one game of each game it declares.
 
-First the version is built (`services.bot_version_build`: once, offline, in the sandbox); a build
+First the version is built (`services.bot_version_build`: once, offline, in the sandbox; a
+submission's build runs in the build pool, bots.build_budget, which then queues this); a build
 that fails FAILS the version with the build's bounded log for its owner. Then it plays, through
 the bot runtime and the same sandbox as rated play, one game of each declared game that has a
 ladder, with the ladder's time control, a fresh random match id and seed per game (kept in
@@ -42,6 +43,7 @@ from referee.tools.building import bounded_log
 from referee.tools.grpc_player import GrpcPlayer
 from referee.tools.lineup import reported_name
 from referee.tools.sandbox import Sandbox
+from septet_platform.bots.build_budget import has_build_step
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.services import bot_version_build
 from septet_platform.ladders.matchmaking import SEED_BITS
@@ -49,11 +51,18 @@ from septet_platform.ladders.models import Ladder
 from septet_platform.matches.services import bot_sandbox, version_folder
 
 
-def bot_version_qualify(*, version_id: int) -> BotVersion:
+def bot_version_qualify(*, version_id: int, build_here: bool = True) -> BotVersion:
     """Builds (once) and plays the qualifying games of a QUALIFYING version, then sets it ACTIVE
-    or FAILED (idempotent)."""
+    or FAILED (idempotent). A version whose build failed is FAILED with the build's log, with no
+    game played. `build_here=False` (the qualification task, on a match worker) never runs a
+    build: a version with a build still to run is returned as it is, for the build task
+    (bots.build_budget); one with nothing to build is marked built at once."""
     version = BotVersion.objects.select_related("bot").get(pk=version_id)
     if version.status != BotVersion.Status.QUALIFYING:
+        return version
+    if version.build_status == BotVersion.Build.FAILED:
+        return _decide(version_id, [f"the build failed:\n{version.build_log}"], {})
+    if version.build_status != BotVersion.Build.BUILT and not build_here and has_build_step(version):
         return version
     sandbox = bot_sandbox()
     if version.build_status in (BotVersion.Build.PENDING, BotVersion.Build.BUILDING):

@@ -21,7 +21,8 @@ import hashlib
 import os
 import secrets
 import tempfile
-from datetime import timedelta
+import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -145,26 +146,46 @@ def bot_version_build(
     version another call is building or has built is returned as it is. A sandbox that cannot be
     made raises SandboxError and puts the version back to PENDING (our failure, not the bot's)."""
     limits = limits or build_limits()
-    now = timezone.now()
-    # A build claimed longer ago than any live build can last died with its worker: claim it again.
-    abandoned = models.Q(build_status=BotVersion.Build.BUILDING, build_started__lt=now - _build_grace(limits))
-    claimable = models.Q(build_status=BotVersion.Build.PENDING) | abandoned
-    claimed = BotVersion.objects.filter(claimable, pk=version_id).update(
+    if not build_claim(version_id=version_id, limits=limits):
+        return BotVersion.objects.select_related("bot").get(pk=version_id)
+    return bot_version_build_claimed(version_id=version_id, sandbox=sandbox, limits=limits)
+
+
+def build_claimable(*, now: datetime, limits: BuildLimits) -> models.Q:
+    """Versions whose build may be claimed at `now`: PENDING, or claimed longer ago than any live
+    build can last (it died with its worker)."""
+    abandoned = models.Q(build_status=BotVersion.Build.BUILDING, build_started__lt=now - build_grace(limits))
+    return models.Q(build_status=BotVersion.Build.PENDING) | abandoned
+
+
+def build_claim(*, version_id: int, limits: BuildLimits, now: datetime | None = None) -> bool:
+    """Marks the version BUILDING for this caller (one atomic update); False when it is not
+    claimable (built, failed, or another caller's build is live)."""
+    now = now or timezone.now()
+    claimed = BotVersion.objects.filter(build_claimable(now=now, limits=limits), pk=version_id).update(
         build_status=BotVersion.Build.BUILDING, build_started=now
     )
+    return claimed == 1
+
+
+def bot_version_build_claimed(*, version_id: int, sandbox: Sandbox | None, limits: BuildLimits) -> BotVersion:
+    """Runs the build of a version the caller claimed (`build_claim`) and records its outcome and
+    the wall seconds it took (`build_seconds`, what its owner's hourly build budget counts)."""
     version = BotVersion.objects.select_related("bot").get(pk=version_id)
-    if not claimed:
-        return version
+    started = time.monotonic()
     try:
         built, outcome = _build_stored(version, sandbox, limits)
     except BaseException:
         BotVersion.objects.filter(pk=version_id).update(build_status=BotVersion.Build.PENDING)
         raise
+    ran = bool(version.manifest.get("build"))  # a version with nothing to build used no build time
+    timing = {"build_finished": timezone.now(), "build_seconds": time.monotonic() - started if ran else None}
     if built is None:
         reason = outcome.reason if outcome.ok else f"{outcome.reason}; {OFFLINE_HINT}"
         BotVersion.objects.filter(pk=version_id).update(
             build_status=BotVersion.Build.FAILED,
             build_log=bounded_log(f"{reason}\n{outcome.log}"),
+            **timing,
         )
     else:
         relative, digest = built
@@ -173,11 +194,12 @@ def bot_version_build(
             built_archive=relative,
             built_sha256=digest,
             build_log=bounded_log(outcome.log),
+            **timing,
         )
     return BotVersion.objects.select_related("bot").get(pk=version_id)
 
 
-def _build_grace(limits: BuildLimits) -> timedelta:
+def build_grace(limits: BuildLimits) -> timedelta:
     """How long after its claim a build is certainly over (it is killed at its time limit)."""
     return timedelta(seconds=limits.seconds) + timedelta(minutes=5)
 

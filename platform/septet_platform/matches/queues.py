@@ -45,6 +45,7 @@ UNKNOWN_QUEUE_WEIGHT = 1
 TASK_QUEUES: dict[str, str] = {
     "septet.match_run": "matches",
     "septet.bot_version_qualify": "qualification",
+    "septet.bot_version_build": "builds",
     "septet.matches_schedule": "maintenance",
     "septet.matches_reap": "maintenance",
     "septet.tournament_match_run": "tournaments",

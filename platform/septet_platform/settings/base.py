@@ -170,7 +170,13 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # Challenges (unrated, asked for by users) have a queue of their own. A worker takes waiting work
 # in weighted shares, not in -Q order: maintenance, qualification, tournaments and challenges take
 # more of the workers than the ladder but never all of them (septet_platform/matches/queues.py).
-SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments", "challenges")
+# Builds (a submitted version's `build`, up to SEPTET_BUILD_SECONDS each) have the `builds` queue and
+# a pool of their own, never a match worker's: a build that sleeps holds only a build slot
+# (septet_platform/bots/build_budget.py; `septet up`'s `builder`, deploy/'s builder).
+SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments", "challenges", "builds")
+SEPTET_BUILD_QUEUE = "builds"
+SEPTET_MATCH_QUEUES = tuple(queue for queue in SEPTET_QUEUES if queue != SEPTET_BUILD_QUEUE)
+"""The queues a match worker consumes: all but the builds."""
 CELERY_TASK_DEFAULT_QUEUE = "matches"
 CELERY_TASK_ROUTES = ("septet_platform.matches.queues.route_task",)
 
@@ -211,6 +217,11 @@ SEPTET_WARM_HOUSE_BOTS = os.environ.get("SEPTET_WARM_HOUSE_BOTS", "1") not in ("
 
 # Submissions per user (Arena SubmitBot): at most this many in any rolling hour.
 SEPTET_SUBMISSIONS_PER_HOUR = int(os.environ.get("SEPTET_SUBMISSIONS_PER_HOUR", "12"))
+# Builds: the build pool's processes (`septet up`'s builder), each user's builds at once, and each
+# user's wall seconds of builds in any rolling hour (past it, submissions are refused until it frees).
+SEPTET_BUILD_WORKERS = int(os.environ.get("SEPTET_BUILD_WORKERS", "1"))
+SEPTET_BUILDS_PER_USER = int(os.environ.get("SEPTET_BUILDS_PER_USER", "1"))
+SEPTET_BUILD_SECONDS_PER_HOUR = float(os.environ.get("SEPTET_BUILD_SECONDS_PER_HOUR", "1200"))
 # Challenges (Arena RequestChallenge) per requesting user, and seating any one bot of someone
 # else's, in any rolling hour.
 SEPTET_CHALLENGES_PER_HOUR = int(os.environ.get("SEPTET_CHALLENGES_PER_HOUR", "10"))
