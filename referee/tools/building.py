@@ -12,7 +12,8 @@ exactly once per version, at intake, and trusts nothing it leaves behind:
   locally first). A package index reached through an organiser's allow-list proxy is not
   implemented: builds are offline, with no setting to change that;
 - a wall-clock limit (the process group is killed), the sandbox's process and CPU limits;
-- what comes back is a plain tar on the build's stdout, read with a byte cap; symbolic links are
+- what comes back is a plain tar on the build's stdout, read with a byte cap in proportion to the
+  upload (`built_output_limit`: a 1 KiB upload cannot become a 200 MiB stored archive); symbolic links are
   deleted inside the sandbox before packing (npm's node_modules/.bin), and the host checks the tar
   with the same checker as an upload, which refuses any link, device or path outside the folder.
   Nothing the build wrote is ever opened on the host as a path: there is no stamp, no folder the
@@ -54,14 +55,60 @@ BUILD_DIR = BOT_DIR
 """Where the build works inside the sandbox: an empty tmpfs of the disk budget (build mode)."""
 
 
+BUILT_FLOOR_BYTES = 32 * MiB
+"""What any build may write back, however small its upload: a compiled gRPC bot is a binary of
+10-25 MiB (the Go example's is 8 MiB), written from a few KiB of source."""
+BUILT_PER_UPLOAD_BYTE = 4
+"""Above the floor, a build may write back this many times its upload's unpacked size."""
+BUILT_CEILING_BYTES = 64 * MiB
+"""What no build may write back, whatever its upload."""
+
+
+def built_output_limit(upload_bytes: int) -> int:
+    """The most a build of an upload of `upload_bytes` (its files, unpacked) may write back: the
+    built folder is stored for every version and unpacked on every worker that plays it, so it is
+    bounded by what was uploaded (at least BUILT_FLOOR_BYTES, at most BUILT_CEILING_BYTES)."""
+    return min(BUILT_CEILING_BYTES, max(BUILT_FLOOR_BYTES, BUILT_PER_UPLOAD_BYTE * upload_bytes))
+
+
 @dataclass(frozen=True)
 class BuildLimits:
     """What one build may use. The disk budget is the size of the tmpfs the build works on."""
 
     seconds: float = 600.0
     disk_bytes: int = 512 * MiB
-    output_bytes: int = 256 * MiB
+    output_bytes: int = BUILT_CEILING_BYTES
     """The largest tar the host reads back (the checker then applies the archive limits)."""
+    upload_bytes: int | None = None
+    """The upload's unpacked size `output_bytes` was taken from (`for_upload`), for the message."""
+
+    def for_upload(self, upload_bytes: int) -> BuildLimits:
+        """These limits for the build of an upload of `upload_bytes`: its output at most
+        `built_output_limit(upload_bytes)` (and never more than `output_bytes` already allows)."""
+        output = min(self.output_bytes, built_output_limit(upload_bytes))
+        return dataclasses.replace(self, output_bytes=output, upload_bytes=upload_bytes)
+
+    def output_refusal(self, written: int) -> str:
+        """Why a build that wrote `written` bytes back is refused, in the owner's words."""
+        reason = (
+            f"the build wrote {size_text(written)}; a build may write at most {size_text(self.output_bytes)}"
+        )
+        if self.upload_bytes is not None:
+            reason += (
+                f" for an upload of {size_text(self.upload_bytes)} ({BUILT_PER_UPLOAD_BYTE} times the "
+                f"upload, at least {size_text(BUILT_FLOOR_BYTES)}, at most {size_text(BUILT_CEILING_BYTES)})"
+            )
+        return reason
+
+
+def size_text(count: int) -> str:
+    """A byte count as people read it: "963 bytes", "12.5 KiB", "95.4 MiB", "32 MiB"."""
+    if count < 1024:
+        return f"{count} bytes"
+    for unit, size in (("MiB", MiB), ("KiB", 1024)):
+        if count >= size:
+            return f"{count / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{count} bytes"
 
 
 @dataclass(frozen=True)
@@ -73,6 +120,8 @@ class BuildOutcome:
     log: str
     tar: bytes = b""
     seconds: float = 0.0
+    too_big: bool = False
+    """It failed because it wrote back more than its output limit (not a failing command)."""
 
 
 def bounded_log(text: str, *, limit: int = LOG_BYTES, line_chars: int = LINE_CHARS) -> str:
@@ -149,8 +198,7 @@ def build_in_sandbox(
         reason = f"the build ran past its limit of {limits.seconds:g} s and was stopped"
         return BuildOutcome(False, reason, text, b"", seconds)
     if output.over:
-        reason = f"the built folder is over {limits.output_bytes // MiB} MiB"
-        return BuildOutcome(False, reason, text, b"", seconds)
+        return BuildOutcome(False, limits.output_refusal(output.total), text, b"", seconds, too_big=True)
     if process.returncode != 0:
         reason = f"the build `{shlex.join(build)}` failed (exit code {process.returncode})"
         if _disk_full(text):
@@ -180,7 +228,11 @@ def build_unsandboxed(
         if done.returncode != 0:
             reason = f"the build `{shlex.join(build)}` failed (exit code {done.returncode})"
             return BuildOutcome(False, reason, text, b"", time.monotonic() - started)
-        return BuildOutcome(True, "built", text, _tar_without_links(work), time.monotonic() - started)
+        tar = _tar_without_links(work)
+        if len(tar) > limits.output_bytes:
+            reason = limits.output_refusal(len(tar))
+            return BuildOutcome(False, reason, text, b"", time.monotonic() - started, too_big=True)
+        return BuildOutcome(True, "built", text, tar, time.monotonic() - started)
 
 
 def _tar_without_links(folder: Path) -> bytes:
@@ -219,7 +271,8 @@ def _wait(process: subprocess.Popen[bytes], seconds: float) -> bool:
 
 
 class _CappedReader(threading.Thread):
-    """Reads a pipe to its end, keeping at most `cap` bytes (and noting it there was more)."""
+    """Reads a pipe to its end, keeping at most `cap` bytes (and noting it there was more, and how
+    much came in all: `total`)."""
 
     def __init__(self, stream: IO[bytes] | None, cap: int) -> None:
         super().__init__(daemon=True)
@@ -227,6 +280,7 @@ class _CappedReader(threading.Thread):
         self.cap = cap
         self.chunks: list[bytes] = []
         self.size = 0
+        self.total = 0
         self.over = False
         self.start()
 
@@ -235,8 +289,9 @@ class _CappedReader(threading.Thread):
             return
         with self.stream:
             while chunk := self.stream.read(64 * 1024):
-                if self.size + len(chunk) > self.cap:
-                    self.over = True
+                self.total += len(chunk)
+                if self.over or self.size + len(chunk) > self.cap:
+                    self.over, self.chunks = True, []  # nothing of it is used any more
                     continue  # drained, not kept: the build must not block on a full pipe
                 self.chunks.append(chunk)
                 self.size += len(chunk)

@@ -16,6 +16,7 @@ Packing (`pack_folder`, `pack_tree`) lives in `referee.tools.packing`, where the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import io
 import os
@@ -31,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from referee.tools.botfolder import MANIFEST, BotFolderError, load_manifest
+from referee.tools.building import BUILT_CEILING_BYTES
 
 MiB = 1024 * 1024
 CHUNK = 64 * 1024
@@ -67,12 +69,40 @@ class ArchiveLimits:
 
 DEFAULT_LIMITS = ArchiveLimits()
 BUILT_LIMITS = ArchiveLimits(
+    max_archive_bytes=BUILT_CEILING_BYTES,
+    max_files=20_000,
+    max_file_bytes=BUILT_CEILING_BYTES,
+    max_total_bytes=BUILT_CEILING_BYTES,
+)
+"""What a version's build may leave at most (node_modules are many files), checked like an upload;
+each build's own limit is smaller, in proportion to its upload (`built_limits`)."""
+PLAYABLE_LIMITS = ArchiveLimits(
     max_archive_bytes=256 * MiB,
     max_files=20_000,
     max_file_bytes=64 * MiB,
     max_total_bytes=200 * MiB,
+    max_ratio=float("inf"),
 )
-"""What a version's build may leave (node_modules are many files): checked like an upload."""
+"""What a stored archive a match plays may unpack to: the digest is checked first, so these are
+bytes the platform stored itself (an upload checked at intake, or its own packing of a built tree
+checked at its full size, where no compression ratio means anything); as large as a built folder
+could be before builds were limited in proportion to their upload, so older versions still play."""
+
+
+def built_limits(output_bytes: int) -> ArchiveLimits:
+    """The checker's limits for the tar a build wrote back, whose limit was `output_bytes`
+    (`referee.tools.building.built_output_limit`): the whole tar and its files within it."""
+    return dataclasses.replace(
+        BUILT_LIMITS,
+        max_archive_bytes=min(BUILT_LIMITS.max_archive_bytes, output_bytes),
+        max_file_bytes=min(BUILT_LIMITS.max_file_bytes, output_bytes),
+        max_total_bytes=min(BUILT_LIMITS.max_total_bytes, output_bytes),
+    )
+
+
+def unpacked_bytes(folder: Path) -> int:
+    """The size of the files under `folder` (as unpacked here: no links), for the build's limit."""
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
 
 
 @dataclass(frozen=True)
@@ -191,7 +221,7 @@ def _is_tar(data: bytes) -> bool:
 def _gunzip(data: bytes, limits: ArchiveLimits) -> bytes:
     """The tar stream inside a gzip file, decompressed no further than the limits allow."""
     by_total = limits.max_total_bytes
-    by_ratio = max(limits.ratio_floor_bytes, int(limits.max_ratio * len(data)))
+    by_ratio = max(limits.ratio_floor_bytes, int(min(limits.max_ratio * len(data), by_total + 1)))
     overhead = TAR_OVERHEAD_PER_ENTRY * (limits.max_files + 1) + TAR_OVERHEAD_FIXED
     cap = min(by_total, by_ratio) + overhead
     try:

@@ -223,7 +223,7 @@ def version_folder(version: BotVersion) -> Path:
     racing on a new version never see a half-written folder (the loser's copy is thrown away).
     """
     from referee.tools.botfolder import mark_built
-    from septet_platform.bots.archives import BUILT_LIMITS, unpack_archive
+    from septet_platform.bots.archives import PLAYABLE_LIMITS, unpack_archive
 
     archive, digest = _playable_archive(version)
     target = Path(settings.DATA_DIR) / "bots" / version.bot.name / f"v{version.number}-{digest[:16]}"
@@ -232,7 +232,7 @@ def version_folder(version: BotVersion) -> Path:
         scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
         try:
             data = (Path(settings.SEPTET_ARCHIVES_DIR) / archive).read_bytes()
-            unpack_archive(data, scratch / "bot", limits=BUILT_LIMITS)
+            unpack_archive(data, scratch / "bot", limits=PLAYABLE_LIMITS)
             _readable(scratch / "bot")
             os.rename(scratch / "bot", target)
             target.chmod(0o555)  # last: a folder being renamed to a new parent needs its write bit
