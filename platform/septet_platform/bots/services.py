@@ -8,8 +8,9 @@ files: the archive file is removed again when the transaction does not commit.
 
 `bot_version_build` then builds the version exactly once, before it qualifies: its manifest's
 `build` runs offline in the sandbox on a copy of the stored folder (`referee.tools.building`), the tree
-it leaves is checked like an upload (no links, devices or paths outside; size limits) and stored
-as its own archive `<bot name>/v<n>.built.tar.gz` with its SHA-256. Its outcome and a bounded log
+it leaves is checked like an upload (no links, devices or paths outside; size limits, the whole
+tree at most `built_output_limit` of the upload's unpacked size) and stored as its own archive
+`<bot name>/v<n>.built.tar.gz` with its SHA-256. Its outcome and a bounded log
 are kept in the database; no stamp is ever written into a folder. Matches play the built archive.
 """
 
@@ -37,12 +38,13 @@ from referee.tools.building import BuildLimits, BuildOutcome, bounded_log, build
 from referee.tools.packing import pack_tree
 from referee.tools.sandbox import Sandbox
 from septet_platform.bots.archives import (
-    BUILT_LIMITS,
     DEFAULT_LIMITS,
     GZIP_MAGIC,
     ArchiveLimits,
     ArchiveRejected,
+    built_limits,
     unpack_archive,
+    unpacked_bytes,
 )
 from septet_platform.bots.models import Bot, BotVersion
 
@@ -181,7 +183,7 @@ def bot_version_build_claimed(*, version_id: int, sandbox: Sandbox | None, limit
     ran = bool(version.manifest.get("build"))  # a version with nothing to build used no build time
     timing = {"build_finished": timezone.now(), "build_seconds": time.monotonic() - started if ran else None}
     if built is None:
-        reason = outcome.reason if outcome.ok else f"{outcome.reason}; {OFFLINE_HINT}"
+        reason = outcome.reason if outcome.ok or outcome.too_big else f"{outcome.reason}; {OFFLINE_HINT}"
         BotVersion.objects.filter(pk=version_id).update(
             build_status=BotVersion.Build.FAILED,
             build_log=bounded_log(f"{reason}\n{outcome.log}"),
@@ -225,6 +227,7 @@ def _build_stored(
     with tempfile.TemporaryDirectory(prefix="septet-build-") as scratch:
         source = unpack_archive((archives / version.archive).read_bytes(), Path(scratch) / "source")
         os.chmod(scratch, 0o755)  # the sandbox's uid reads the source (unpacked 0644/0755)
+        limits = limits.for_upload(unpacked_bytes(Path(scratch) / "source"))
         BotVersion.objects.filter(pk=version.pk).update(builds=F("builds") + 1)
         if sandbox is None:  # development only: SEPTET_ALLOW_UNSANDBOXED runs submitted code bare
             outcome = build_unsandboxed(source, resolve_command(build), limits=limits)
@@ -233,7 +236,8 @@ def _build_stored(
         if not outcome.ok:
             return None, outcome
         try:
-            root = unpack_archive(outcome.tar, Path(scratch) / "built", limits=BUILT_LIMITS)
+            checked = built_limits(limits.output_bytes)  # this build's own limit, not the ceiling
+            root = unpack_archive(outcome.tar, Path(scratch) / "built", limits=checked)
             load_manifest(root)
         except (ArchiveRejected, BotFolderError) as error:
             return None, BuildOutcome(False, f"the built folder was refused: {error}", outcome.log)
