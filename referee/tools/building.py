@@ -121,7 +121,8 @@ class BuildOutcome:
     tar: bytes = b""
     seconds: float = 0.0
     too_big: bool = False
-    """It failed because it wrote back more than its output limit (not a failing command)."""
+    """It failed for what it wrote back (more than its output limit, or than its owner's storage
+    quota has room for), not for a failing command."""
 
 
 def bounded_log(text: str, *, limit: int = LOG_BYTES, line_chars: int = LINE_CHARS) -> str:

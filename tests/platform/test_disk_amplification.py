@@ -11,19 +11,27 @@ and a worker unpacks a version once into its own bounded, read-only cache.
 
 from __future__ import annotations
 
+import base64
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
-from bot_versions import tar_folder
-from platform_support import EXAMPLES
+from bot_versions import tar_folder, version_from_archive
+from platform_support import EXAMPLES, match_with
 
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.tools.botfolder import BotFolderError
 from referee.tools.building import MiB, built_output_limit
 from septet_platform.bots.models import BotVersion
 from septet_platform.bots.qualification import bot_version_qualify
+from septet_platform.bots.quota import StorageQuotaExceeded, storage_use
 from septet_platform.bots.services import OFFLINE_HINT, bot_version_submit
 from septet_platform.ladders.services import ladders_ensure
+from septet_platform.matches import services
+from septet_platform.matches.models import Match
 
 
 @pytest.fixture
@@ -98,3 +106,141 @@ def test_the_output_limit_grows_with_the_upload_between_its_floor_and_its_ceilin
     assert built_output_limit(963) == 32 * MiB  # the floor: a compiled bot from a little source
     assert built_output_limit(12 * MiB) == 48 * MiB  # four times a vendored upload
     assert built_output_limit(20 * MiB) == 64 * MiB  # never more than the ceiling
+
+
+MEGABYTE_BUILD = """import os
+with open("blob.bin", "wb") as out:
+    out.write(os.urandom(1 << 20))   # within the build's own limit, past its owner's room
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_built_archive_past_its_owners_quota_is_not_stored_and_the_build_says_why(
+    django_user_model: type, platform_folders: Path, settings: Any
+) -> None:
+    # what was tried: a build writing 1 MiB (its limit is 32 MiB) when its owner has 64 KiB left
+    owner = django_user_model.objects.create_user("roomless")
+    upload = _with_build("roomless", MEGABYTE_BUILD)
+    settings.SEPTET_STORAGE_PER_USER = len(upload) + 64 * 1024
+
+    version = _qualified(bot_version_submit(owner=owner, archive=upload))
+
+    assert version.build_status == BotVersion.Build.FAILED and version.built_archive == ""
+    assert "the built folder was not stored: storage quota: " in version.build_log, version.build_log
+    assert OFFLINE_HINT not in version.build_log
+    assert list(_files(platform_folders / "archives")) == ["roomless/v1.tar.gz"]
+    assert storage_use(owner_id=owner.pk).used == len(upload)
+
+
+# A user's stored archives: a quota, old versions pruned first --------------------------------------
+
+
+def _padded(name: str, number: int) -> bytes:
+    """A plain random bot `name` with 300 KiB of incompressible padding (a version's archive)."""
+    manifest = (
+        f'name = "{name}"\ngames = ["oh-hell"]\ncommand = ["python", "bot.py", "--address", "{{address}}"]\n'
+    )
+    padding = base64.b64encode(os.urandom(300 * 1024)).decode()
+    return tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, f"padding-{number}.txt": padding})
+
+
+def _status(version: BotVersion, status: str) -> None:
+    """What qualification does to a version: ACTIVE when it passes, RETIRED when a newer one does."""
+    BotVersion.objects.filter(pk=version.pk).update(status=status)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_past_the_quota_old_archives_are_pruned_results_kept_then_submissions_refused(
+    django_user_model: type, platform_folders: Path, settings: Any
+) -> None:
+    # what was tried: submitting version after version of one bot past its owner's storage quota
+    # (the audit kept every version's archive, 199 MB each, with no limit per user)
+    house = django_user_model.objects.create_user("house")
+    opponents = [
+        version_from_archive(house, name, tar_folder(EXAMPLES / "random")) for name in ("opp-a", "opp-b")
+    ]
+    owner = django_user_model.objects.create_user("hoarder")
+    v1 = bot_version_submit(owner=owner, archive=_padded("hoarder", 1))
+    settings.SEPTET_STORAGE_PER_USER = int(2.5 * v1.archive_bytes)  # room for two versions, not three
+    _status(v1, BotVersion.Status.ACTIVE)
+    match = match_with("oh-hell", [v1, *opponents])
+    assert services.match_play(match_id=match.pk, worker="test").outcome == "recorded"
+    match.refresh_from_db()
+    replay = Path(settings.SEPTET_REPLAYS_DIR) / match.replay
+    results = list(match.seats.order_by("seat").values_list("score", "rank", "forfeit_status"))
+    v2 = bot_version_submit(owner=owner, archive=_padded("hoarder", 2))  # fits beside v1
+    _status(v1, BotVersion.Status.RETIRED)
+    _status(v2, BotVersion.Status.ACTIVE)
+    assert storage_use(owner_id=owner.pk).used == v1.archive_bytes + v2.archive_bytes
+
+    v3 = bot_version_submit(owner=owner, archive=_padded("hoarder", 3))  # v1's archive makes room
+
+    v1.refresh_from_db()
+    assert v1.archive_pruned is not None and v2.archive_pruned is None
+    assert sorted(_files(platform_folders / "archives" / "hoarder")) == ["v2.tar.gz", "v3.tar.gz"]
+    assert storage_use(owner_id=owner.pk).used == v2.archive_bytes + v3.archive_bytes
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED and replay.is_file(), "the match and its replay are kept"
+    assert list(match.seats.order_by("seat").values_list("score", "rank", "forfeit_status")) == results
+    with pytest.raises(BotFolderError, match="archive pruned"):
+        services.version_folder(BotVersion.objects.select_related("bot").get(pk=v1.pk))
+
+    # v2 is active and v3 qualifies: nothing left to prune, so v4 is refused and nothing changes
+    with pytest.raises(StorageQuotaExceeded, match="storage quota: your bots' stored archives take"):
+        bot_version_submit(owner=owner, archive=_padded("hoarder", 4))
+    assert BotVersion.objects.filter(bot__name="hoarder").count() == 3
+    assert sorted(_files(platform_folders / "archives" / "hoarder")) == ["v2.tar.gz", "v3.tar.gz"]
+    assert BotVersion.objects.get(pk=v3.pk).archive_pruned is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_version_with_a_match_still_to_play_keeps_its_archive_and_the_upload_is_refused_whole(
+    django_user_model: type, platform_folders: Path, settings: Any
+) -> None:
+    # what was tried: a submission past the quota while the only old version has a match queued
+    owner = django_user_model.objects.create_user("queued")
+    v1 = bot_version_submit(owner=owner, archive=_padded("queued", 1))
+    settings.SEPTET_STORAGE_PER_USER = int(2.5 * v1.archive_bytes)
+    v2 = bot_version_submit(owner=owner, archive=_padded("queued", 2))
+    _status(v1, BotVersion.Status.RETIRED)
+    _status(v2, BotVersion.Status.ACTIVE)
+    match_with("oh-hell", [v1, v2, v2])  # scheduled, not played yet
+
+    with pytest.raises(StorageQuotaExceeded, match="would free only 0 bytes"):
+        bot_version_submit(owner=owner, archive=_padded("queued", 3))
+
+    assert BotVersion.objects.filter(archive_pruned__isnull=False).count() == 0
+    assert sorted(_files(platform_folders / "archives" / "queued")) == ["v1.tar.gz", "v2.tar.gz"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_owner_reads_archive_pruned_and_the_arena_refuses_past_the_quota_as_exhausted(
+    django_user_model: type, platform_folders: Path, settings: Any, arena: Any, client: Any
+) -> None:
+    # what was tried: SubmitBot past the quota twice: the first prunes v1, the second finds nothing
+    from septet_platform.accounts.services import api_token_create
+
+    owner = django_user_model.objects.create_user("shown")
+    v1 = bot_version_submit(owner=owner, archive=_padded("shown", 1))
+    settings.SEPTET_STORAGE_PER_USER = int(2.5 * v1.archive_bytes)
+    v2 = bot_version_submit(owner=owner, archive=_padded("shown", 2))
+    _status(v1, BotVersion.Status.RETIRED)
+    _status(v2, BotVersion.Status.ACTIVE)
+    _, token = api_token_create(user=owner, name="cli")
+    metadata = [("authorization", f"Bearer {token}")]
+
+    stored = arena.SubmitBot(iter([pb.SubmitBotChunk(data=_padded("shown", 3))]), metadata=metadata)
+    with pytest.raises(grpc.RpcError) as refused:
+        arena.SubmitBot(iter([pb.SubmitBotChunk(data=_padded("shown", 4))]), metadata=metadata)
+
+    assert stored.version == 3
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, refused.value.details()
+    assert refused.value.details().startswith("storage quota: your bots' stored archives take ")
+    versions = {version.number: version for version in arena.GetBot(pb.GetBotRequest(name="shown")).versions}
+    assert sorted(versions) == [1, 2, 3]
+    assert [versions[number].archive_pruned for number in (1, 2, 3)] == [True, False, False]
+    client.force_login(owner)
+    bot_page = client.get("/bots/shown/").content.decode()
+    assert bot_page.count("archive pruned") == 1, "v1's row, and only v1's"
+    my_bots = client.get("/account/bots/").content.decode()
+    assert "· archive pruned" in my_bots and "Stored archives: " in my_bots

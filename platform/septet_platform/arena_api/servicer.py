@@ -26,6 +26,7 @@ from septet_platform.arena_api.auth import current_user
 from septet_platform.bots.archives import CHUNK, DEFAULT_LIMITS, ArchiveLimits, ArchiveRejected
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.qualification import qualification_progress, reported_names
+from septet_platform.bots.quota import StorageQuotaExceeded
 from septet_platform.bots.selectors import bot_get, bot_versions_for
 from septet_platform.bots.services import BotNameTaken
 from septet_platform.ladders.models import Ladder
@@ -91,6 +92,7 @@ def _version(version: BotVersion, *, owner_sees: bool) -> pb.BotVersionInfo:
             games_failed=progress.games_failed,
         ),
         reported_name=names[0] if names else "",
+        archive_pruned=version.archive_pruned is not None,
     )
 
 
@@ -217,6 +219,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no archive bytes were sent")
         try:
             version = services.bot_submit(owner=user, archive=bytes(archive), limits=self.limits)
+        except StorageQuotaExceeded as error:  # before ArchiveRejected, its base: a quota, not bad input
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
         except (ArchiveRejected, BotFolderError) as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except BotNameTaken as error:

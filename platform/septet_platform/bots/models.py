@@ -66,6 +66,16 @@ class BotVersion(models.Model):
     qualification = models.JSONField(
         default=dict, blank=True, help_text="per game: the qualifying match's id and seed, to replay it"
     )
+    archive_bytes = models.PositiveBigIntegerField(default=0, help_text="size of the stored upload")
+    built_bytes = models.PositiveBigIntegerField(
+        default=0, help_text="size of the stored built archive (0 when it plays its upload)"
+    )
+    archive_pruned = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when its archives were deleted to keep its owner within SEPTET_STORAGE_PER_USER "
+        "(bots.storage): it never plays again; its results and replays are kept",
+    )
     created = models.DateTimeField(auto_now_add=True)
     qualified = models.DateTimeField(null=True, blank=True)
 

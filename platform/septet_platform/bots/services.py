@@ -47,6 +47,7 @@ from septet_platform.bots.archives import (
     unpacked_bytes,
 )
 from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.bots.quota import StorageQuotaExceeded, owner_lock, storage_make_room
 
 
 class BotNameTaken(PermissionDenied):
@@ -81,6 +82,8 @@ def _version_store(*, owner: AbstractBaseUser, manifest: Manifest, stored: bytes
     try:
         with transaction.atomic():
             bot = _bot_for(owner=owner, name=manifest.name)
+            owner_lock(owner.pk)
+            storage_make_room(owner_id=owner.pk, needed=len(stored))  # or StorageQuotaExceeded
             latest = BotVersion.objects.filter(bot=bot).aggregate(latest=Max("number"))["latest"]
             number = (latest or 0) + 1
             relative = f"{manifest.name}/v{number}.tar.gz"
@@ -90,6 +93,7 @@ def _version_store(*, owner: AbstractBaseUser, manifest: Manifest, stored: bytes
                 number=number,
                 archive=relative,
                 archive_sha256=hashlib.sha256(stored).hexdigest(),
+                archive_bytes=len(stored),
                 manifest=_manifest_json(manifest),
                 status=BotVersion.Status.QUALIFYING,
             )
@@ -243,5 +247,21 @@ def _build_stored(
             return None, BuildOutcome(False, f"the built folder was refused: {error}", outcome.log)
         packed = pack_tree(root)
     relative = f"{version.bot.name}/v{version.number}.built.tar.gz"
-    _write_atomically(archives / relative, packed)
+    try:
+        _built_store(version, archives / relative, packed)
+    except StorageQuotaExceeded as error:
+        refused = f"the built folder was not stored: {error}"
+        return None, BuildOutcome(False, refused, outcome.log, too_big=True)
     return (relative, hashlib.sha256(packed).hexdigest()), outcome
+
+
+def _built_store(version: BotVersion, path: Path, packed: bytes) -> None:
+    """Writes the built archive once its owner's quota has room for it (`bots.quota`), and counts it;
+    StorageQuotaExceeded (nothing written) when it has none. A build run again after its worker
+    died replaces its own earlier archive, which then counts no more."""
+    with transaction.atomic():
+        owner_lock(version.bot.owner_id)
+        counted = BotVersion.objects.filter(pk=version.pk).values_list("built_bytes", flat=True).first() or 0
+        storage_make_room(owner_id=version.bot.owner_id, needed=max(0, len(packed) - counted))
+        _write_atomically(path, packed)
+        BotVersion.objects.filter(pk=version.pk).update(built_bytes=len(packed))

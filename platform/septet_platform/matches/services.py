@@ -252,7 +252,13 @@ def version_folder(version: BotVersion) -> Path:
 
 def _playable_archive(version: BotVersion) -> tuple[str, str]:
     """The archive a version plays and its SHA-256: the built one; the upload for a version with
-    no build step. A version with a build that is not BUILT cannot play (BotFolderError)."""
+    no build step. A version with a build that is not BUILT, or whose archives were pruned for its
+    owner's storage quota (`bots.quota`), cannot play (BotFolderError)."""
+    if version.archive_pruned is not None:
+        raise BotFolderError(
+            f"{version.bot.name} v{version.number}: archive pruned (its owner's storage quota), "
+            "it plays no more"
+        )
     if version.build_status == BotVersion.Build.BUILT and version.built_archive:
         return version.built_archive, version.built_sha256
     if version.manifest.get("build"):

@@ -217,6 +217,9 @@ SEPTET_WARM_HOUSE_BOTS = os.environ.get("SEPTET_WARM_HOUSE_BOTS", "1") not in ("
 
 # Submissions per user (Arena SubmitBot): at most this many in any rolling hour.
 SEPTET_SUBMISSIONS_PER_HOUR = int(os.environ.get("SEPTET_SUBMISSIONS_PER_HOUR", "12"))
+# Bytes of stored archives (uploads and built) per user; past it old versions' archives are pruned
+# (results and replays kept), then submissions refused (septet_platform/bots/quota.py).
+SEPTET_STORAGE_PER_USER = int(os.environ.get("SEPTET_STORAGE_PER_USER", str(512 * 1024 * 1024)))
 # Builds: the build pool's processes (`septet up`'s builder), each user's builds at once, and each
 # user's wall seconds of builds in any rolling hour (past it, submissions are refused until it frees).
 SEPTET_BUILD_WORKERS = int(os.environ.get("SEPTET_BUILD_WORKERS", "1"))

@@ -21,6 +21,7 @@ from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import ApiTokenNotFound, api_token_create, api_token_revoke
 from septet_platform.arena_api import services as arena_services
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveRejected
+from septet_platform.bots.quota import storage_use
 from septet_platform.bots.services import BotNameTaken
 from septet_platform.web import selectors
 from septet_platform.web.forms import BotUploadForm, SignInForm, SignUpForm, TokenCreateForm, client_address
@@ -62,8 +63,10 @@ class SignOut(LogoutView):
 @login_required
 @require_http_methods(["GET"])
 def my_bots(request: HttpRequest) -> HttpResponse:
-    """The signed-in user's bots and the status of each version."""
-    return render(request, "web/my_bots.html", {"bots": selectors.bots_of(owner=request.user)})
+    """The signed-in user's bots, the status of each version, and what their stored archives take
+    of the user's storage quota (`bots.quota`)."""
+    bots, storage = selectors.bots_of(owner=request.user), storage_use(owner_id=request.user.pk)
+    return render(request, "web/my_bots.html", {"bots": bots, "storage": storage})
 
 
 @login_required

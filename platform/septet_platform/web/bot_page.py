@@ -101,6 +101,8 @@ class VersionRow:
     error_log: str
     created: datetime | None
     qualified: datetime | None
+    archive_pruned: bool = False
+    """Its archives were deleted for its owner's storage quota (`bots.quota`): it plays no more."""
 
     @property
     def pk(self) -> int:
@@ -121,7 +123,7 @@ FROM {BOTS} b JOIN {USERS} u ON u.id = b.owner_id
 WHERE b.name = %s"""
 
 _VERSIONS_SQL = f"""
-SELECT id, number, status, manifest, error_log, created, qualified
+SELECT id, number, status, manifest, error_log, created, qualified, archive_pruned
 FROM {VERSIONS} WHERE bot_id = %s ORDER BY number DESC"""
 
 
@@ -137,8 +139,19 @@ def bot_named(name: str) -> BotSummary:
 def bot_versions(bot_id: int) -> list[VersionRow]:
     """The bot's versions, newest first."""
     return [
-        VersionRow(pk, number, status, document(manifest), error_log, moment(created), moment(qualified))
-        for pk, number, status, manifest, error_log, created, qualified in fetch(_VERSIONS_SQL, [bot_id])
+        VersionRow(
+            pk,
+            number,
+            status,
+            document(manifest),
+            error_log,
+            moment(created),
+            moment(qualified),
+            archive_pruned=pruned is not None,
+        )
+        for pk, number, status, manifest, error_log, created, qualified, pruned in fetch(
+            _VERSIONS_SQL, [bot_id]
+        )
     ]
 
 

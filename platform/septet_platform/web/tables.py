@@ -181,12 +181,17 @@ def version_rows(rows: Iterable[VersionRow]) -> SafeString:
     return mark_safe("\n".join(_version_row(row) for row in rows))
 
 
+PRUNED_MARK = ' <span class="muted">archive pruned</span>'
+"""After the status of a version whose archives went for its owner's storage quota."""
+
+
 def _version_row(row: VersionRow) -> str:
     games = row.manifest.get("games") if isinstance(row.manifest, dict) else None
     games_text = ", ".join(escape(game) for game in games) if isinstance(games, list) else ""
     return (
         f"<tr><td>v{row.number:d}</td>"
-        f'<td><span class="status status-{escape(row.status)}">{escape(row.status_label)}</span></td>'
+        f'<td><span class="status status-{escape(row.status)}">{escape(row.status_label)}</span>'
+        f"{PRUNED_MARK if row.archive_pruned else ''}</td>"
         f"<td>{games_text}</td><td>{escape(date_text(row.created))}</td>"
         f"<td>{escape(date_text(row.qualified) or '–')}</td></tr>"
     )

@@ -137,7 +137,7 @@ class GetBotResponse(_message.Message):
     def __init__(self, bot: _Optional[_Union[BotSummary, _Mapping]] = ..., versions: _Optional[_Iterable[_Union[BotVersionInfo, _Mapping]]] = ...) -> None: ...
 
 class BotVersionInfo(_message.Message):
-    __slots__ = ("number", "status", "archive_sha256", "games", "created", "qualified", "error_log", "progress", "reported_name")
+    __slots__ = ("number", "status", "archive_sha256", "games", "created", "qualified", "error_log", "progress", "reported_name", "archive_pruned")
     NUMBER_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     ARCHIVE_SHA256_FIELD_NUMBER: _ClassVar[int]
@@ -147,6 +147,7 @@ class BotVersionInfo(_message.Message):
     ERROR_LOG_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     REPORTED_NAME_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVE_PRUNED_FIELD_NUMBER: _ClassVar[int]
     number: int
     status: str
     archive_sha256: str
@@ -156,7 +157,8 @@ class BotVersionInfo(_message.Message):
     error_log: str
     progress: QualificationProgress
     reported_name: str
-    def __init__(self, number: _Optional[int] = ..., status: _Optional[str] = ..., archive_sha256: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ..., created: _Optional[str] = ..., qualified: _Optional[str] = ..., error_log: _Optional[str] = ..., progress: _Optional[_Union[QualificationProgress, _Mapping]] = ..., reported_name: _Optional[str] = ...) -> None: ...
+    archive_pruned: bool
+    def __init__(self, number: _Optional[int] = ..., status: _Optional[str] = ..., archive_sha256: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ..., created: _Optional[str] = ..., qualified: _Optional[str] = ..., error_log: _Optional[str] = ..., progress: _Optional[_Union[QualificationProgress, _Mapping]] = ..., reported_name: _Optional[str] = ..., archive_pruned: _Optional[bool] = ...) -> None: ...
 
 class QualificationProgress(_message.Message):
     __slots__ = ("step", "games", "games_over", "game", "games_failed")
