@@ -75,9 +75,11 @@ def _finished(database: Path) -> int:
 
 
 def _health(web: str, answers: list[str] | None = None) -> int:
-    """/healthz's status (0: no answer); its body, or why none came, appended to `answers`."""
+    """/healthz's status (0: no answer); its body, or why none came, appended to `answers`. The
+    wait is long: an answer decided while Redis was down may take seconds on a loaded machine
+    (the broker check's own timeout is 2 s), and Redis is back about a second after its death."""
     try:
-        with urllib.request.urlopen(f"http://{web}/healthz", timeout=5) as response:
+        with urllib.request.urlopen(f"http://{web}/healthz", timeout=20) as response:
             status, body = int(response.status), response.read().decode(errors="replace")
     except urllib.error.HTTPError as error:
         status, body = int(error.code), error.read().decode(errors="replace")
