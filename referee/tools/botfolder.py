@@ -47,7 +47,7 @@ import threading
 import time
 import tomllib
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -360,10 +360,16 @@ class RunningBot:
     _sandboxed: Prepared | None = field(default=None, repr=False)
     _info_fd: int | None = field(default=None, repr=False)
     _socket_fd: int | None = field(default=None, repr=False)
+    _when_stopped: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:
         return self.manifest.name
+
+    def when_stopped(self, callback: Callable[[], None]) -> None:
+        """Calls `callback` once, after `stop()` has ended the bot's processes (a platform worker
+        lets go of the unpacked folder the bot played from, say)."""
+        self._when_stopped.append(callback)
 
     @property
     def sandbox_group(self) -> SandboxGroup | None:
@@ -440,6 +446,9 @@ class RunningBot:
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+        callbacks, self._when_stopped = self._when_stopped, []
+        for callback in callbacks:
+            callback()
         return code
 
     def __enter__(self) -> RunningBot:

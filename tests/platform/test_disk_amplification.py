@@ -25,13 +25,15 @@ from platform_support import EXAMPLES, match_with
 from referee.botkit.protocol import arena_pb2 as pb
 from referee.tools.botfolder import BotFolderError
 from referee.tools.building import MiB, built_output_limit
+from septet_platform.bots.archives import unpacked_bytes
 from septet_platform.bots.models import BotVersion
 from septet_platform.bots.qualification import bot_version_qualify
 from septet_platform.bots.quota import StorageQuotaExceeded, storage_use
 from septet_platform.bots.services import OFFLINE_HINT, bot_version_submit
 from septet_platform.ladders.services import ladders_ensure
 from septet_platform.matches import services
-from septet_platform.matches.models import Match
+from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.unpacked import UnpackedArchiveCorrupt
 
 
 @pytest.fixture
@@ -244,3 +246,133 @@ def test_the_owner_reads_archive_pruned_and_the_arena_refuses_past_the_quota_as_
     assert bot_page.count("archive pruned") == 1, "v1's row, and only v1's"
     my_bots = client.get("/account/bots/").content.decode()
     assert "· archive pruned" in my_bots and "Stored archives: " in my_bots
+
+
+# A worker unpacks a version once, into a bounded, read-only cache of its own ------------------------
+
+PROBE = """import os, sys
+results = {}
+attempts = {
+    "append": lambda: open("bot.py", "a").write("# changed"),
+    "create": lambda: open("new-file.txt", "w").write("for the other seat"),
+    "chmod": lambda: os.chmod("bot.py", 0o777),
+    "rename": lambda: os.rename("probe.py", "moved.py"),
+    "mkdir": lambda: os.mkdir("shared"),
+}
+for name, attempt in attempts.items():
+    try:
+        attempt()
+        results[name] = "done"
+    except OSError as error:
+        results[name] = error.strerror
+print("PROBE " + repr(sorted(results.items())), file=sys.stderr, flush=True)
+exec(open("bot.py").read())
+"""
+
+
+@pytest.fixture
+def worker_cache(settings: Any, tmp_path: Path) -> Path:
+    """This test's own cache folder for the worker's unpacked versions."""
+    settings.SEPTET_UNPACKED_DIR = tmp_path / "unpacked"
+    return settings.SEPTET_UNPACKED_DIR
+
+
+def _probe_version(owner: Any, name: str) -> BotVersion:
+    command = 'command = ["python", "probe.py", "--address", "{address}"]'
+    manifest = f'name = "{name}"\ngames = ["oh-hell"]\n{command}\n'
+    archive = tar_folder(EXAMPLES / "random", {"septet-bot.toml": manifest, "probe.py": PROBE})
+    return version_from_archive(owner, name, archive, games=["oh-hell"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_version_in_two_seats_and_two_matches_is_unpacked_once_read_only_on_the_workers_disk(
+    django_user_model: type, platform_folders: Path, worker_cache: Path
+) -> None:
+    # what was tried: one version seated twice at a table, for two matches in a row, each of its
+    # processes writing, creating, chmodding, renaming and making a folder in its bot folder
+    owner = django_user_model.objects.create_user("twice")
+    twice = _probe_version(owner, "twice")
+    other = version_from_archive(owner, "other", tar_folder(EXAMPLES / "random"), games=["oh-hell"])
+    cache = services.unpacked_folders()
+    before = cache.unpacks
+
+    first = match_with("oh-hell", [twice, other, twice], seed=11)
+    second = match_with("oh-hell", [twice, twice, other], seed=12)
+    Match.objects.filter(pk__in=[first.pk, second.pk]).update(rated=False)  # as a challenge seats it
+    for match in (first, second):
+        assert services.match_play(match_id=match.pk, worker="test").outcome == "recorded"
+
+    assert cache.unpacks - before == 2, "one unpack per version, not per seat or match"
+    folder = cache.folder / twice.archive_sha256
+    assert folder.is_dir() and folder.resolve().is_relative_to(worker_cache.resolve())
+    assert not (platform_folders / "data").exists(), "unpacked into the shared data folder"
+    probes = [
+        seat.log.text
+        for seat in Seat.objects.filter(bot_version=twice).select_related("log").order_by("match", "seat")
+    ]
+    assert len(probes) == 4 and all("PROBE" in probe for probe in probes), probes
+    assert not any("'done'" in probe for probe in probes), probes
+    assert not Seat.objects.filter(match__in=[first, second]).exclude(forfeit_status="").exists()
+    files = sorted(path.name for path in folder.rglob("*"))
+    assert "new-file.txt" not in files and "shared" not in files and "probe.py" in files
+    assert (folder / "bot.py").read_bytes() == (EXAMPLES / "random" / "bot.py").read_bytes()
+    for path in [folder, *folder.rglob("*")]:
+        assert path.stat().st_mode & 0o222 == 0, f"{path} is writable"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cache_keeps_its_bound_by_removing_the_least_recently_used_folder_no_bot_holds(
+    django_user_model: type, platform_folders: Path, worker_cache: Path, settings: Any
+) -> None:
+    # what was tried: playing more versions than the cache may keep (the old cache kept every
+    # version's folder forever, 199 MB each, in the data folder every worker shares)
+    owner = django_user_model.objects.create_user("many")
+    versions = [
+        version_from_archive(owner, f"many-{number}", _padded(f"many-{number}", number), games=["oh-hell"])
+        for number in range(3)
+    ]
+    cache = services.unpacked_folders()
+    one = unpacked_bytes(services.version_folder(versions[0]))
+    settings.SEPTET_UNPACKED_CACHE_BYTES = int(1.5 * one)  # room for one folder, not two
+
+    playing = services.version_start(versions[0], sandbox=services.bot_sandbox())  # held while it runs
+    try:
+        services.version_folder(versions[1])  # not held: v1's folder stays, the bound is passed
+        assert cache.digests() == [versions[0].archive_sha256, versions[1].archive_sha256]
+        services.version_folder(versions[2])  # the least recently used one no bot holds goes
+        assert cache.digests() == [versions[0].archive_sha256, versions[2].archive_sha256]
+        assert playing.alive() and (cache.folder / versions[0].archive_sha256 / "bot.py").is_file()
+    finally:
+        playing.stop()
+    services.version_folder(versions[1])  # once stopped, the playing bot's folder may go too
+
+    assert cache.digests() == [versions[1].archive_sha256]
+    kept = sorted(path.name for path in cache.folder.iterdir())
+    assert kept == sorted([versions[1].archive_sha256, "lock"]), "a removed folder or scratch is left"
+    assert cache.bytes_kept() <= settings.SEPTET_UNPACKED_CACHE_BYTES
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_archive_changed_on_disk_is_never_unpacked_and_its_match_is_voided_not_forfeited(
+    django_user_model: type, platform_folders: Path, worker_cache: Path
+) -> None:
+    # what was tried: the stored archive replaced by other bytes after its digest was recorded
+    owner = django_user_model.objects.create_user("changed")
+    changed = version_from_archive(owner, "changed", tar_folder(EXAMPLES / "random"), games=["oh-hell"])
+    others = [
+        version_from_archive(owner, name, tar_folder(EXAMPLES / "random"), games=["oh-hell"])
+        for name in ("fine-a", "fine-b")
+    ]
+    swapped = _probe_version(owner, "swapped")
+    archives = platform_folders / "archives"
+    (archives / changed.archive).write_bytes((archives / swapped.archive).read_bytes())
+    cache = services.unpacked_folders()
+    before = cache.unpacks
+
+    with pytest.raises(UnpackedArchiveCorrupt, match="do not match its recorded SHA-256"):
+        services.version_folder(changed)
+    played = services.match_play(match_id=match_with("oh-hell", [changed, *others]).pk, worker="test")
+
+    assert played.outcome == "voided", "our storage's failure, not the bot's"
+    assert cache.unpacks - before == 0 and not (cache.folder / changed.archive_sha256).exists()
+    assert not Seat.objects.filter(bot_version=changed).exclude(forfeit_status="").exists()

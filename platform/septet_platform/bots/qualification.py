@@ -38,7 +38,7 @@ from django.utils import timezone
 from referee.engine.games import get_game
 from referee.engine.match import TimeControl, new_match_id, play_match
 from referee.engine.players import Player, RandomPlayer
-from referee.tools.botfolder import BotFolderError, RunningBot, start_bot
+from referee.tools.botfolder import BotFolderError, RunningBot
 from referee.tools.building import bounded_log
 from referee.tools.grpc_player import GrpcPlayer
 from referee.tools.lineup import reported_name
@@ -48,7 +48,7 @@ from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.services import bot_version_build
 from septet_platform.ladders.matchmaking import SEED_BITS
 from septet_platform.ladders.models import Ladder
-from septet_platform.matches.services import bot_sandbox, version_folder
+from septet_platform.matches.services import bot_sandbox, version_start
 
 
 def bot_version_qualify(*, version_id: int, build_here: bool = True) -> BotVersion:
@@ -250,7 +250,7 @@ def _qualifying_game(
     played[game_id] = {"match_id": match_id, "seed": seed, "seat": seat, "over": False}
     _save_progress(version, played)
     try:
-        bot = start_bot(version_folder(version), sandbox=sandbox)
+        bot = version_start(version, sandbox=sandbox)  # its folder held until it stops
     except BotFolderError as error:
         return GameProblem(game_id, f"the bot did not start: {error}", started=False)
     # Its exit code or signal if it dies mid-game (never its output: a forfeit reason is published).
@@ -298,7 +298,7 @@ def _opponents(
             if len(players) == count:
                 break
             try:
-                running: RunningBot = start_bot(version_folder(candidate), sandbox=sandbox)
+                running: RunningBot = version_start(candidate, sandbox=sandbox)
             except BotFolderError:
                 continue
             stack.callback(running.stop)

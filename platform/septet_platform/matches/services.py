@@ -11,7 +11,8 @@ referee's forfeit policy says; the other seats' game is played out.
 Every bot process runs inside the bubblewrap sandbox (`bot_sandbox`); a sandbox that cannot be
 made is our failure (the attempt is voided), unless `SEPTET_ALLOW_UNSANDBOXED` is set for local
 development. Every seat is its own process, even when one version fills two seats (a process
-serving two seats would see both hands). House bots' processes stay warm between matches of one
+serving two seats would see both hands), all from one read-only copy of the version unpacked
+once per worker process (`unpacked.py`). House bots' processes stay warm between matches of one
 worker (`warm.py`), never for a seed they played; a submitted bot's process lives for its match
 only. The bots see a random match id, unrelated to the match's row, seed or kind.
 
@@ -44,9 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import shutil
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -74,6 +72,7 @@ from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
 from septet_platform.matches import lost, storage
 from septet_platform.matches.models import Match, Seat, SeatLog
+from septet_platform.matches.unpacked import Held, UnpackedFolders, process_folders
 from septet_platform.matches.warm import WarmBot, WarmHouseBots
 
 log = logging.getLogger(__name__)
@@ -213,41 +212,60 @@ def duplicate_set_next(*, match_id: int) -> int | None:
 
 
 def version_folder(version: BotVersion) -> Path:
-    """The built bot folder of a version, unpacked once from its BUILT archive into the data
-    directory's cache and made read-only (files 0444/0555, folders 0555, owned by the worker's
-    user, never by the sandbox's), so a playing bot can neither change it nor lock a file in it
-    to signal; nothing is ever built here (a version is built once, at intake).
+    """The built bot folder of a version, unpacked once per worker process into the process's
+    cache (`unpacked.py`: on the worker's local disk, keyed by the archive's SHA-256, which is
+    checked first; read-only, files 0444/0555 and folders 0555 owned by the worker's user, never
+    by the sandbox's), so a playing bot can neither change it nor lock a file in it to signal;
+    nothing is ever built here (a version is built once, at intake).
 
-    The folder's name carries the archive's SHA-256, so a folder is only ever reused for the very
-    bytes it was unpacked from. Unpacked beside the target and renamed into place, so workers
-    racing on a new version never see a half-written folder (the loser's copy is thrown away).
-    """
-    from referee.tools.botfolder import mark_built
-    from septet_platform.bots.archives import PLAYABLE_LIMITS, unpack_archive
+    Not held: the cache may remove it once it needs the room. A bot started from it is started
+    with `version_launch` or `version_start`, which hold it until the bot stops."""
+    held = _version_held(version)
+    held.release()
+    return held.folder
 
+
+def version_launch(version: BotVersion, *, sandbox: Sandbox | None) -> RunningBot:
+    """`launch_bot` of the version's folder, held in this process's cache until the bot stops:
+    every seat of the version in this process plays from one unpacked copy."""
+    held = _version_held(version)
+    try:
+        bot = launch_bot(held.folder, sandbox=sandbox)
+    except BaseException:
+        held.release()
+        raise
+    bot.when_stopped(held.release)
+    return bot
+
+
+def version_start(version: BotVersion, *, sandbox: Sandbox | None) -> RunningBot:
+    """`version_launch`, then waits until the bot serves (BotFolderError, the bot stopped, if not)."""
+    bot = version_launch(version, sandbox=sandbox)
+    bot.wait_until_healthy()
+    return bot
+
+
+def unpacked_folders() -> UnpackedFolders:
+    """This worker process's cache of unpacked versions (SEPTET_UNPACKED_DIR, at most
+    SEPTET_UNPACKED_CACHE_BYTES beyond the folders running bots hold)."""
+    return process_folders(Path(settings.SEPTET_UNPACKED_DIR), int(settings.SEPTET_UNPACKED_CACHE_BYTES))
+
+
+def _version_held(version: BotVersion) -> Held:
+    """The version's folder (its manifest's folder inside the unpacked archive), held."""
     archive, digest = _playable_archive(version)
-    target = Path(settings.DATA_DIR) / "bots" / version.bot.name / f"v{version.number}-{digest[:16]}"
-    if not target.is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-        try:
-            data = (Path(settings.SEPTET_ARCHIVES_DIR) / archive).read_bytes()
-            unpack_archive(data, scratch / "bot", limits=PLAYABLE_LIMITS)
-            _readable(scratch / "bot")
-            os.rename(scratch / "bot", target)
-            target.chmod(0o555)  # last: a folder being renamed to a new parent needs its write bit
-        except OSError:
-            if not target.is_dir():
-                raise
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    root = _manifest_root(target)
-    if version.manifest.get("build"):
-        from referee.tools.botfolder import load_manifest
+    held = unpacked_folders().hold(archive=Path(settings.SEPTET_ARCHIVES_DIR) / archive, digest=digest)
+    try:
+        held.folder = _manifest_root(held.folder)
+        if version.manifest.get("build"):
+            from referee.tools.botfolder import load_manifest, mark_built
 
-        with contextlib.suppress(OSError):  # a worker without a writable home still plays
-            mark_built(load_manifest(root))  # a local, unsandboxed start (development) must not build
-    return root
+            with contextlib.suppress(OSError):  # a worker without a writable home still plays
+                mark_built(load_manifest(held.folder))  # a local, unsandboxed start must not build
+    except BaseException:
+        held.release()
+        raise
+    return held
 
 
 def _playable_archive(version: BotVersion) -> tuple[str, str]:
@@ -264,16 +282,6 @@ def _playable_archive(version: BotVersion) -> tuple[str, str]:
     if version.manifest.get("build"):
         raise BotFolderError(f"{version.bot.name} v{version.number} is not built ({version.build_status})")
     return version.archive, version.archive_sha256
-
-
-def _readable(folder: Path) -> None:
-    """Read-only for everyone but readable by the sandbox's unprivileged user (an archive may carry
-    0600 files): files r--r--r-- (r-xr-xr-x when executable), folders r-xr-xr-x, owned by us."""
-    for path in reversed(list(folder.rglob("*"))):  # children before their folder loses its write bit
-        if path.is_symlink():
-            continue
-        executable = path.is_dir() or path.stat().st_mode & 0o100
-        path.chmod(0o555 if executable else 0o444)
 
 
 def _manifest_root(target: Path) -> Path:
@@ -444,7 +452,7 @@ def _players(
             running[seat.seat], warm[seat.seat] = reused.bot, reused
             continue
         try:
-            running[seat.seat] = launch_bot(version_folder(version), sandbox=sandbox)
+            running[seat.seat] = version_launch(version, sandbox=sandbox)
             launched.append(seat.seat)
         except BotFolderError as error:
             failed[seat.seat] = str(error)

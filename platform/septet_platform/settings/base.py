@@ -211,6 +211,15 @@ SEPTET_ALLOW_UNSANDBOXED = os.environ.get("SEPTET_ALLOW_UNSANDBOXED", "") in ("1
 # missing): on in production, where a bot without it could make user namespaces and use ptrace.
 SEPTET_REQUIRE_SECCOMP = os.environ.get("SEPTET_REQUIRE_SECCOMP", "") in ("1", "true", "True", "yes")
 
+# Each worker process unpacks a version once into a cache of its own on the worker's local disk,
+# read-only and shared by every seat and match there, at most this many bytes beyond the folders
+# running bots hold (septet_platform/matches/unpacked.py).
+SEPTET_UNPACKED_DIR = Path(
+    os.environ.get("SEPTET_UNPACKED_DIR")
+    or os.path.join(os.environ.get("TMPDIR") or "/tmp", f"septet-unpacked-{os.geteuid()}")
+)
+SEPTET_UNPACKED_CACHE_BYTES = int(os.environ.get("SEPTET_UNPACKED_CACHE_BYTES", str(512 * 1024 * 1024)))
+
 # House bots' processes are reused between a worker's matches (never for a seed they played;
 # submitted bots always start afresh): most of what a match costs is starting bots.
 SEPTET_WARM_HOUSE_BOTS = os.environ.get("SEPTET_WARM_HOUSE_BOTS", "1") not in ("0", "false", "False", "")
