@@ -12,6 +12,10 @@ A submitted bot is untrusted code. `Sandbox.command` wraps its command line so t
   machine (no /home, /root, /var, no other bots, no database, no /etc/passwd or /etc/shadow);
   bwrap gets its arguments through a pipe (`--args`), so /proc/1/cmdline shows no host path;
 - a private /tmp (a size-limited tmpfs) and an empty environment but for a few variables;
+- a /proc of its own that shows nothing of the machine (`referee.tools.sandbox_proc`): its own
+  processes, constant /proc/stat, meminfo (its memory limit), loadavg and uptime, and every other
+  machine-wide file or folder (cmdline, pressure, sys with the boot id...) masked, so no sandbox
+  sees another's load, memory or threads (a covert channel) nor the host's facts;
 - new PID, IPC, UTS and cgroup namespaces and `--die-with-parent`: killing the bwrap process
   (the process group `botfolder.RunningBot.stop` signals) kills the namespace's first process,
   and with it every process of the bot, orphans and daemons included;
@@ -44,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import referee
-from referee.tools import sandbox_cgroups, sandbox_seccomp
+from referee.tools import sandbox_cgroups, sandbox_proc, sandbox_seccomp
 from referee.tools.sandbox_cgroups import SandboxGroup
 
 BWRAP = "bwrap"
@@ -132,12 +136,24 @@ while [ "$1" != "--" ]; do
     shift
 done
 shift
+texts=$1; shift
+fds=
+while [ "$texts" -gt 0 ]; do
+    eval "text_$1=\$2"
+    fds="$fds $1"
+    shift 2
+    texts=$((texts - 1))
+done
 options=$1; shift
 trap : TERM INT HUP
 exec 9<&0
 if [ -n "$seccomp" ]; then exec 8<"$seccomp" || exit 125; fi
 { n=0; while [ "$n" -lt "$options" ]; do printf '%s\0' "$1"; shift; n=$((n + 1)); done; } |
-    { exec 7<&0 0<&9 9<&-; shift "$options"; exec "$bwrap" --args 7 "$@"; }
+    { exec 7<&0 0<&9 9<&-
+      for fd in $fds; do eval "exec $fd<<SEPTET_TEXT
+\$text_$fd
+SEPTET_TEXT"; done
+      shift "$options"; exec "$bwrap" --args 7 "$@"; }
 code=$?
 exec 8<&-
 for procs in $groups; do
@@ -153,9 +169,12 @@ exit $code
 """
 """Runs outside the sandbox, as its first process: joins the sandbox's control groups before
 anything forks, opens the seccomp program as fd 8, hands bwrap its arguments through a pipe (fd 7,
-`--args`: the sandbox's /proc/1/cmdline then shows no host path), and once bwrap ended kills what
-is left in the groups and removes them. Arguments: seccomp path or "", bwrap, cgroup.procs files,
-`--`, the number of bwrap's options, its options, then the command (setpriv and the bot's words)."""
+`--args`: the sandbox's /proc/1/cmdline then shows no host path), opens each of /proc's constant
+texts on the descriptor bwrap's `--ro-bind-data` names (a here-document: a pipe, no file), and once
+bwrap ended kills what is left in the groups and removes them. Arguments: seccomp path or "", bwrap,
+cgroup.procs files, `--`, the number of texts, each text's descriptor and text (without its last
+newline, which the here-document adds), the number of bwrap's options, its options, then the
+command (setpriv and the bot's words)."""
 LOCAL_RUN_HELP = (
     "run bot folders in the sandbox the platform runs submitted bots in (no network, read-only "
     "runtime, per-sandbox memory, process and CPU limits, seccomp). Without it a folder runs with "
@@ -199,6 +218,9 @@ class Sandbox:
     """Further folders visible read-only at their own paths (a runtime outside /usr, say)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Further environment variables for the bot (the sandbox starts from an empty one)."""
+    _mask_proc: bool = field(default=True, repr=False)
+    """False shows the machine-wide files of /proc as they are: for benchmarks/proc_channel.py's
+    figures of the covert channel the masking closes, never for a bot the platform runs."""
 
     def command(
         self,
@@ -240,13 +262,17 @@ class Sandbox:
         limits = self._effective_limits(build)
         group = sandbox_cgroups.create_group(limits.memory_bytes, limits.processes, limits.cpu_cores)
         try:
-            options = self._bwrap_options(folder, limits, env, build=build, info_fd=info_fd)
+            proc = self._proc_mask(limits, info_fd)
+            options = self._bwrap_options(folder, limits, env, proc, build=build, info_fd=info_fd)
             seccomp = _seccomp_path()
             prefix = limits.prlimit(address_space=group is None or group.support.memory is None)
             procs = [str(path) for path in group.procs_files()] if group else []
             launcher = [*prefix, *_dies_with_parent(), "/bin/sh", "-c", LAUNCHER, "septet-sandbox", seccomp]
             launcher.append(_bwrap_path())
-            launcher += [*procs, "--", str(len(options)), *options]
+            launcher += [*procs, "--", str(len(proc.data))]
+            for fd, text in proc.data.items():
+                launcher += [str(fd), text.removesuffix("\n")]
+            launcher += [str(len(options)), *options]
         except BaseException:
             if group is not None:
                 group.remove(timeout=1.0)
@@ -255,6 +281,14 @@ class Sandbox:
         return Prepared(
             launcher + _dropped_privileges(words, uid), group, os.geteuid() if uid is None else uid
         )
+
+    def _proc_mask(self, limits: Limits, info_fd: int | None) -> sandbox_proc.ProcMask:
+        """What the sandbox's /proc shows of the machine: nothing (`sandbox_proc`), unless a
+        benchmark asked for the unmasked view."""
+        if not self._mask_proc:
+            return sandbox_proc.ProcMask([], {})
+        busy = [] if info_fd is None else [info_fd]
+        return sandbox_proc.proc_mask(limits.memory_bytes, limits.cpu_cores, busy_fds=busy)
 
     def _effective_limits(self, build: bool) -> Limits:
         if not build:
@@ -271,6 +305,7 @@ class Sandbox:
         folder: Path,
         limits: Limits,
         env: Mapping[str, str] | None,
+        proc: sandbox_proc.ProcMask,
         *,
         build: bool,
         info_fd: int | None,
@@ -283,7 +318,7 @@ class Sandbox:
             target = Path("/") / name
             if target.is_symlink():
                 args += ["--symlink", os.readlink(target), str(target)]
-        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--proc", "/proc", *proc.options, "--dev", "/dev"]
         args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
         args += _runtime_binds(self.read_only)
         if build:

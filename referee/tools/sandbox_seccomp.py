@@ -15,6 +15,10 @@ what matters is closing the ways out of the sandbox and between sandboxes:
   leases (F_SETLK, F_SETLKW, F_GETLK and their OFD forms, F_SETLEASE), inotify and fanotify
   watches (a read in one sandbox would show as an event in another);
 - System V IPC (shmget, semget, msgget and their siblings): memory outside the cgroup's view;
+- sysinfo: the machine's load averages, thread count and free memory, the covert channel
+  `referee.tools.sandbox_proc` closes in /proc (glibc's get_phys_pages, which its qsort consults
+  for large arrays, then returns an unset figure: qsort only chooses between two correct sorts
+  by it; Node.js reads the sandbox's /proc/meminfo first);
 - mounts (mount, umount2, pivot_root, the new mount API, chroot), keyrings, bpf,
   perf_event_open, userfaultfd, io_uring (which would bypass this filter), kexec, modules,
   swap, reboot, clocks, name_to_handle_at/open_by_handle_at, and a few other relics.
@@ -49,6 +53,8 @@ DENIED_SYSCALLS = (
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
     "name_to_handle_at", "open_by_handle_at", "iopl", "ioperm", "vhangup", "uselib", "ustat",
     "sysfs", "_sysctl", "nfsservctl", "personality", "move_pages", "migrate_pages",
+    # the machine's load, process count and free memory (a covert channel, as /proc/loadavg)
+    "sysinfo",
 )  # fmt: skip
 """Always EPERM, whatever the arguments."""
 
