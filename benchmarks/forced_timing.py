@@ -15,16 +15,30 @@ is 50%: the accuracy is what the timing alone tells.
   (the audit measured 98.3%).
 - "after": every bot is asked its forced decisions too (the default). Target: at most 60%.
 
+With `--opponent montecarlo` the other seats are the montecarlo example (a search of `--budget`
+seconds per chosen decision, none over a forced one), every decision asked, and the two runs
+compare its forced-move padding (`referee.botkit.tempo`):
+
+- "padding off" (`--no-pad-forced`): a forced decision answered at once, a chosen one after its
+  search: the gap's length gives the forced play away.
+- "padding on" (the SDK's default): a forced answer held for a duration drawn from the bot's own
+  recent chosen decisions. Target: near 50-60%.
+
     python benchmarks/forced_timing.py [--games 40] [--game oh-hell] [--mode both|before|after]
+    python benchmarks/forced_timing.py --opponent montecarlo [--games 16] [--budget 0.1]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
+import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -37,11 +51,17 @@ from referee.botkit.sdk import Bot, create_server  # noqa: E402
 from referee.engine.games import get_game  # noqa: E402
 from referee.engine.games.base import Action  # noqa: E402
 from referee.engine.match import TimeControl, new_match_id, play_match  # noqa: E402
-from referee.tools.botfolder import RunningBot, start_bot  # noqa: E402
+from referee.tools.botfolder import (  # noqa: E402
+    RunningBot,
+    start_bot,
+    stop_process_group,
+    wait_until_serving,
+)
 from referee.tools.grpc_player import GrpcPlayer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "examples" / "random"
+MONTECARLO = ROOT / "bots" / "examples" / "montecarlo" / "bot.py"
 LISTENER_SEAT = 0
 
 
@@ -99,13 +119,13 @@ def labelled_gaps(replay: dict[str, Any], arrivals: list[float]) -> list[Gap]:
     return gaps
 
 
-def play_games(game_id: str, games: int, *, ask_forced: bool, bots: list[RunningBot], address: str,
+def play_games(game_id: str, games: int, *, ask_forced: bool, bots: list[str], address: str,
                listener: Listener) -> list[list[Gap]]:  # fmt: skip
-    """Plays `games` games; the listener in seat 0, the random bots in the others."""
+    """Plays `games` games; the listener in seat 0, the bots at `bots` (addresses) in the others."""
     game = get_game(game_id)
     per_game = []
     players = [GrpcPlayer(address, "listener")]
-    players += [GrpcPlayer(bot.address, f"random{number}") for number, bot in enumerate(bots)]
+    players += [GrpcPlayer(bot, f"opponent{number}") for number, bot in enumerate(bots)]
     try:
         for seed in range(games):
             match_id = new_match_id()
@@ -167,37 +187,82 @@ def evaluate(per_game: list[list[Gap]], seed: int = 1) -> tuple[float, int]:
     return right / scored, scored
 
 
+def report(label: str, args: argparse.Namespace, per_game: list[list[Gap]], seconds: float) -> None:
+    score, scored = evaluate(per_game)
+    every = [gap for gaps in per_game for gap in gaps]
+    share = sum(gap.forced_between for gap in every) / len(every)
+    print(f"{label}: {args.games} games of {args.game} in {seconds:.1f} s, {len(every)} gaps between")
+    print(f"  the listener's plays ({share:.0%} with a forced play between); thresholds fitted per")
+    print(f"  context on half the games: accuracy on the other half {score:.1%} over {scored} gaps")
+    print("  balanced per context (chance 50%)", flush=True)
+
+
+@contextlib.contextmanager
+def montecarlo_bots(count: int, budget: float, *, pad_forced: bool) -> Iterator[list[str]]:
+    """`count` montecarlo processes (the example's own bot.py, `--budget` seconds a search), each
+    on a unix socket of its own; `--no-pad-forced` unless `pad_forced`. Stopped on leaving."""
+    flags = ["--budget", str(budget)] + ([] if pad_forced else ["--no-pad-forced"])
+    with tempfile.TemporaryDirectory(prefix="septet-forced-timing-") as scratch:
+        processes: list[subprocess.Popen[bytes]] = []
+        addresses = [f"unix:{scratch}/mc{number}.sock" for number in range(count)]
+        try:
+            for address in addresses:
+                processes.append(subprocess.Popen(
+                    [sys.executable, str(MONTECARLO), "--address", address, *flags],
+                    stderr=subprocess.DEVNULL, start_new_session=True,
+                ))  # fmt: skip
+            for address, process in zip(addresses, processes, strict=True):
+                wait_until_serving(address, 30.0, process=process)
+            yield addresses
+        finally:
+            for process in processes:
+                stop_process_group(process)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--games", type=int, default=40)
+    parser.add_argument("--games", type=int, default=None, help="default: 40 (random), 16 (montecarlo)")
     parser.add_argument("--game", default="oh-hell")
-    parser.add_argument("--mode", choices=("both", "before", "after"), default="both")
+    before = "before: forced decisions skipped (random), padding off (montecarlo)"
+    parser.add_argument("--mode", choices=("both", "before", "after"), default="both", help=before)
+    parser.add_argument("--opponent", choices=("random", "montecarlo"), default="random")
+    parser.add_argument("--budget", type=float, default=0.1, help="montecarlo's seconds a search")
     args = parser.parse_args()
+    args.games = args.games or (16 if args.opponent == "montecarlo" else 40)
 
     listener = Listener()
     server, address = create_server(listener, "127.0.0.1:0")
     server.start()
-    bots = [start_bot(RANDOM_BOT) for _ in range(3)]
+    modes = {"before": [False], "after": [True], "both": [False, True]}[args.mode]
     try:
-        modes = {"before": [False], "after": [True], "both": [False, True]}[args.mode]
-        for ask_forced in modes:
-            started = time.perf_counter()
-            per_game = play_games(args.game, args.games, ask_forced=ask_forced, bots=bots, address=address,
-                                  listener=listener)  # fmt: skip
-            score, scored = evaluate(per_game)
-            label = "after (forced decisions asked)" if ask_forced else "before (forced decisions skipped)"
-            every = [gap for gaps in per_game for gap in gaps]
-            share = sum(gap.forced_between for gap in every) / len(every)
-            seconds = time.perf_counter() - started
-            print(f"{label}: {args.games} games of {args.game} in {seconds:.1f} s, {len(every)} gaps between")
-            print(f"  the listener's plays ({share:.0%} with a forced play between); thresholds fitted per")
-            print(f"  context on half the games: accuracy on the other half {score:.1%} over {scored} gaps")
-            print("  balanced per context (chance 50%)")
+        if args.opponent == "montecarlo":
+            for pad_forced in modes:
+                with montecarlo_bots(3, args.budget, pad_forced=pad_forced) as bots:
+                    started = time.perf_counter()
+                    per_game = play_games(args.game, args.games, ask_forced=True, bots=bots, address=address,
+                                          listener=listener)  # fmt: skip
+                label = "montecarlo, padding " + (
+                    "on (the default)" if pad_forced else "off (--no-pad-forced)"
+                )
+                report(label, args, per_game, time.perf_counter() - started)
+            return
+        running: list[RunningBot] = [start_bot(RANDOM_BOT) for _ in range(3)]
+        try:
+            for ask_forced in modes:
+                started = time.perf_counter()
+                per_game = play_games(args.game, args.games, ask_forced=ask_forced,
+                                      bots=[bot.address for bot in running], address=address,
+                                      listener=listener)  # fmt: skip
+                label = (
+                    "after (forced decisions asked)" if ask_forced else "before (forced decisions skipped)"
+                )
+                report(label, args, per_game, time.perf_counter() - started)
+        finally:
+            for bot in running:
+                bot.stop()
     finally:
-        for bot in bots:
-            bot.stop()
         server.stop(grace=None)
 
 

@@ -22,6 +22,11 @@ The server answers both ways the referee plays (protos/septet/v1/bot.proto): a `
 seat per match, which the referee uses when it can (less CPU per decision on each side: each
 decision carries only what changed, the stream keeps the state), and the unary StartMatch,
 Decide and EndMatch. `decide` sees the same whole information state either way.
+
+A forced decision (one legal action) is answered, by default, only once about as long has passed
+as the bot's chosen decisions of that game and kind take (`referee.botkit.tempo`): the referee
+asks forced decisions so that the other seats cannot tell them from the timing, and a bot that
+answered them at once would tell them anyway. `Bot(pad_forced=False)` turns it off.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import socket
 import stat
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +51,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from referee.botkit.protocol import bot_pb2, bot_pb2_grpc, convert
 from referee.botkit.protocol.convert import InfoState, Oh7Info, ProtocolError
+from referee.botkit.tempo import ForcedTempo, MatchPaces
 from referee.engine.games.base import Action
 from referee.engine.games.bidding import BiddingInfo
 from referee.engine.games.black_sevens import InfoState as BlackSevensInfo
@@ -115,13 +122,20 @@ class _NameInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
 
 
 class Bot:
-    """Subclass and implement `decide`; `start_match` and `end_match` are optional hooks."""
+    """Subclass and implement `decide`; `start_match` and `end_match` are optional hooks.
+
+    `pad_forced` (default True): served over gRPC, a forced decision's answer is held until about
+    as long has passed as the bot's chosen decisions take (`referee.botkit.tempo`), so its timing
+    does not tell the other seats it had no choice. False answers forced decisions at once."""
 
     name: str = "bot"
+    pad_forced: bool = True
 
-    def __init__(self, name: str | None = None) -> None:
+    def __init__(self, name: str | None = None, *, pad_forced: bool | None = None) -> None:
         if name is not None:
             self.name = name
+        if pad_forced is not None:
+            self.pad_forced = pad_forced
 
     def decide(self, info: Any, legal: tuple[Action, ...]) -> Action:
         """One of `legal` for the seat whose information state is `info` (see the module doc)."""
@@ -164,9 +178,13 @@ def as_bot(decide: Policy | None = None, *, name: str | None = None) -> Bot | Ca
 class BotServicer(bot_pb2_grpc.BotServicer):
     """`septet.v1.Bot` over a `Bot`: protobuf in and out here, engine values for the bot."""
 
-    def __init__(self, bot: Bot) -> None:
+    def __init__(self, bot: Bot, tempo: ForcedTempo | None = None) -> None:
         self._bot = bot
         self._lock = threading.Lock()
+        self.tempo = tempo or ForcedTempo()
+        """The chosen decisions' durations, from which a forced answer's hold is drawn."""
+        self.paces = MatchPaces()
+        """Each seat's time so far in each match, which a hold may not push past its budget."""
 
     def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
         return self._decision(request, context, None)
@@ -192,6 +210,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
     def _decision(
         self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext, state: convert.StreamState | None
     ) -> bot_pb2.DecideResponse:
+        started = time.perf_counter()
         try:
             info = convert.info_from_request(request, state)
             legal = convert.legal_from_request(request)
@@ -200,6 +219,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         action, failure = self._call(self._bot.decide, info, legal)
         if failure:
             context.abort(grpc.StatusCode.INTERNAL, failure)
+        self._keep_tempo(request, len(legal), started)
         for index, candidate in enumerate(legal):
             if type(candidate) is type(action) and candidate == action:
                 return bot_pb2.DecideResponse(index=index)
@@ -211,10 +231,34 @@ class BotServicer(bot_pb2_grpc.BotServicer):
                 grpc.StatusCode.INTERNAL, f"{self._bot.name}: decide returned {shown}, not an action"
             )
 
+    def _keep_tempo(self, request: bot_pb2.DecideRequest, legal: int, started: float) -> None:
+        """Notes a chosen decision's duration; holds a forced one's answer (outside the bot's lock,
+        so the bot's other seats go on) until a chosen decision's time has passed."""
+        if not getattr(self._bot, "pad_forced", True):
+            return
+        key = (request.game, request.kind)
+        elapsed = time.perf_counter() - started
+        pace = self.paces.get(request.match_id, request.seat)
+        hold = 0.0
+        if legal > 1:
+            self.tempo.chosen(key, elapsed)
+        else:
+            time_left = request.decision_time_ms / 1000 if request.decision_time_ms > 0 else None
+            hold = self.tempo.hold(key, elapsed, time_left)
+            if pace is not None:
+                hold = min(hold, pace.allowed_hold(elapsed))
+            if hold > 0:
+                time.sleep(hold)
+        if pace is not None:
+            pace.record(elapsed + hold)
+
     def StartMatch(
         self, request: bot_pb2.StartMatchRequest, context: grpc.ServicerContext
     ) -> bot_pb2.StartMatchResponse:
-        _, failure = self._call(self._bot.start_match, convert.match_start_from_request(request))
+        start = convert.match_start_from_request(request)
+        if start.time_control is not None:
+            self.paces.start(start.match_id, start.seat, start.time_control.seat_budget)
+        _, failure = self._call(self._bot.start_match, start)
         if failure:
             context.abort(grpc.StatusCode.INTERNAL, failure)
         return bot_pb2.StartMatchResponse()
@@ -226,6 +270,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             end = convert.match_end_from_request(request)
         except ProtocolError as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        self.paces.end(end.match_id)
         _, failure = self._call(self._bot.end_match, end)
         if failure:
             context.abort(grpc.StatusCode.INTERNAL, failure)
@@ -245,18 +290,20 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             return None, f"{self._bot.name}: {name} raised {type(error).__name__}: {error}".splitlines()[0]
 
 
-def create_server(bot: Bot, address: str) -> tuple[grpc.Server, str]:
+def create_server(bot: Bot, address: str, *, tempo: ForcedTempo | None = None) -> tuple[grpc.Server, str]:
     """A server (not started) for `bot` with the health service, bound to `address`.
 
     `address` is `host:port` (port 0 picks a free one) or `unix:/path`; the returned address is
-    the one bound, with the port filled in. A bad or busy address raises ValueError.
+    the one bound, with the port filled in. A bad or busy address raises ValueError. `tempo`: the
+    record of chosen decisions forced ones are padded from (a fresh one by default; pass one to
+    read it).
     """
     server = grpc.server(
         ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="septet-bot"),
         options=[("grpc.so_reuseport", 0)],
         interceptors=[_NameInterceptor(bot.name)] if REPORTABLE_NAME.match(bot.name) else [],
     )
-    bot_pb2_grpc.add_BotServicer_to_server(BotServicer(bot), server)  # type: ignore[no-untyped-call]
+    bot_pb2_grpc.add_BotServicer_to_server(BotServicer(bot, tempo), server)  # type: ignore[no-untyped-call]
     health_servicer = health.HealthServicer()
     for service in ("", SERVICE_NAME):
         health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)

@@ -7,8 +7,11 @@ hands), plays each legal action out to the end of the round with the greedy poli
 seat, drops actions that are clearly behind, and picks the best mean of its points against the
 others' (and, when the round ends the game, of its rank). It plays every game id.
 Its time per decision is `--budget SECONDS` (default 0.2, well under the referee's 1 s) or
-$SEPTET_MC_BUDGET, and at most `--max-worlds` worlds (default 200). Run it with
-`septet bot serve bots/examples/montecarlo`, or directly:
+$SEPTET_MC_BUDGET, and at most `--max-worlds` worlds (default 200). A forced decision (one legal
+action) needs no search, but the SDK's server holds its answer about as long as a search takes
+(`referee.botkit.tempo`), so the other seats cannot tell from its speed that it had no choice;
+`--no-pad-forced` answers forced decisions at once (to measure what the padding hides). Run it
+with `septet bot serve bots/examples/montecarlo`, or directly:
 `python bot.py --address 127.0.0.1:50052 --budget 0.2`.
 """
 
@@ -24,7 +27,7 @@ from typing import Any
 from referee.botkit.search import Budget, SearchReport, bid_belief, search, standing_value
 from referee.sdk import Action, Bot, MatchStart, serve
 
-__all__ = ["Budget", "MonteCarloBot", "budget_from"]
+__all__ = ["Budget", "MonteCarloBot", "budget_from", "pad_forced_from"]
 
 BUDGET_ENV = "SEPTET_MC_BUDGET"
 DEFAULT_BUDGET = Budget()
@@ -37,8 +40,10 @@ class MonteCarloBot(Bot):
 
     name = "montecarlo"
 
-    def __init__(self, budget: Budget = DEFAULT_BUDGET, seed: int | str | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, budget: Budget = DEFAULT_BUDGET, seed: int | str | None = None, *, pad_forced: bool = True
+    ) -> None:
+        super().__init__(pad_forced=pad_forced)
         self.configured = self.budget = budget
         self.rng = random.Random(seed)
         self.last: SearchReport | None = None
@@ -52,7 +57,7 @@ class MonteCarloBot(Bot):
             self.budget = Budget(clock.per_decision * CLOCK_SHARE, self.budget.max_worlds)
 
     def decide(self, info: Any, legal: tuple[Action, ...]) -> Action:
-        if len(legal) == 1:
+        if len(legal) == 1:  # nothing to search; the server pads the answer's time (pad_forced)
             return legal[0]
         self.last = search(info, legal, self.rng, self.budget, belief=bid_belief(info), value=standing_value)
         return self.last.chosen
@@ -73,5 +78,11 @@ def budget_from(argv: Sequence[str], environ: Mapping[str, str]) -> Budget:
     return Budget(known.budget, known.max_worlds)
 
 
+def pad_forced_from(argv: Sequence[str]) -> bool:
+    """False when `--no-pad-forced` is on the command line: forced decisions answered at once."""
+    return "--no-pad-forced" not in argv
+
+
 if __name__ == "__main__":
-    serve(MonteCarloBot(budget_from(sys.argv[1:], os.environ)))
+    arguments = sys.argv[1:]
+    serve(MonteCarloBot(budget_from(arguments, os.environ), pad_forced=pad_forced_from(arguments)))
