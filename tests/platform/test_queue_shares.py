@@ -4,7 +4,7 @@ qualification, tournament matches and challenges go first without ever stopping 
 The queue order strategy alone, over many takes; then tasks sent as the platform sends them (its
 Celery app, its router) to a Redis database index of this test's own, in the worst order (ladder
 first, qualification last), taken one at a time by a consumer of every queue in the workers' -Q
-order (settings.SEPTET_QUEUES, as the launcher and deploy/ pass it) through Kombu's Redis transport
+order (settings.SEPTET_MATCH_QUEUES, as the launcher and deploy/ pass it) through Kombu's Redis transport
 with the platform's transport options, as a worker's consumer does. And real worker processes
 started on full queues: behind fifty ladder matches, and behind a full challenge queue.
 """
@@ -37,7 +37,8 @@ def _taken_in_order(url: str, count: int) -> list[tuple[str, str, int]]:
         taken.append((message.delivery_info["routing_key"], message.headers["task"], body[0][0]))
         message.ack()
 
-    queues = [Queue(name, Exchange(name, type="direct"), routing_key=name) for name in settings.SEPTET_QUEUES]
+    names = settings.SEPTET_MATCH_QUEUES
+    queues = [Queue(name, Exchange(name, type="direct"), routing_key=name) for name in names]
     with (
         Connection(url, transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS) as connection,
         Consumer(connection, queues=queues, callbacks=[take], accept=["json"], prefetch_count=1),
@@ -60,8 +61,8 @@ def _takes(cycle: WeightedQueueCycle, waiting: dict[str, int], count: int) -> li
 
 
 def test_with_every_queue_full_each_gets_takes_in_proportion_to_its_weight() -> None:
-    cycle = WeightedQueueCycle(settings.SEPTET_QUEUES)
-    taken = _takes(cycle, {queue: 10_000 for queue in settings.SEPTET_QUEUES}, 33 * 30)
+    cycle = WeightedQueueCycle(settings.SEPTET_MATCH_QUEUES)
+    taken = _takes(cycle, {queue: 10_000 for queue in settings.SEPTET_MATCH_QUEUES}, 33 * 30)
 
     assert {queue: taken.count(queue) for queue in QUEUE_WEIGHTS} == {
         queue: weight * 30 for queue, weight in QUEUE_WEIGHTS.items()
@@ -70,7 +71,7 @@ def test_with_every_queue_full_each_gets_takes_in_proportion_to_its_weight() -> 
 
 
 def test_a_full_challenge_queue_leaves_the_ladder_two_of_every_five_takes() -> None:
-    cycle = WeightedQueueCycle(settings.SEPTET_QUEUES)
+    cycle = WeightedQueueCycle(settings.SEPTET_MATCH_QUEUES)
     taken = _takes(cycle, {"challenges": 1000, "matches": 1000}, 100)
 
     assert taken.count("matches") == 40
@@ -80,7 +81,7 @@ def test_a_full_challenge_queue_leaves_the_ladder_two_of_every_five_takes() -> N
 def test_a_queue_that_sat_empty_takes_no_burst_when_work_arrives() -> None:
     """Tried: the ladder alone for 1,000 takes, then a full challenge queue: the challenges,
     owed nothing for the time they had no work, share from then on as if always there."""
-    cycle = WeightedQueueCycle(settings.SEPTET_QUEUES)
+    cycle = WeightedQueueCycle(settings.SEPTET_MATCH_QUEUES)
     _takes(cycle, {"matches": 1000}, 1000)
     taken = _takes(cycle, {"challenges": 1000, "matches": 1000}, 20)
 
@@ -141,7 +142,11 @@ def test_a_real_worker_behind_fifty_ladder_matches_runs_qualification_tournament
         sent[bot_version_qualify_task.apply_async((house.pk,), connection=broker).id] = "qualification"
 
     worker = worker_start(
-        ",".join(settings.SEPTET_QUEUES), queue, redis_url=private_redis_url, concurrency=1, log_level="info"
+        ",".join(settings.SEPTET_MATCH_QUEUES),
+        queue,
+        redis_url=private_redis_url,
+        concurrency=1,
+        log_level="info",
     )
     try:
         ran = _tasks_run(worker, sent, count=len(sent))
@@ -170,7 +175,11 @@ def test_a_real_worker_behind_a_full_challenge_queue_plays_ladder_matches(privat
             sent[challenge.id] = "challenge"
 
     worker = worker_start(
-        ",".join(settings.SEPTET_QUEUES), queue, redis_url=private_redis_url, concurrency=1, log_level="info"
+        ",".join(settings.SEPTET_MATCH_QUEUES),
+        queue,
+        redis_url=private_redis_url,
+        concurrency=1,
+        log_level="info",
     )
     try:
         ran = _tasks_run(worker, sent, count=15)
