@@ -19,6 +19,9 @@ what matters is closing the ways out of the sandbox and between sandboxes:
   `referee.tools.sandbox_proc` closes in /proc (glibc's get_phys_pages, which its qsort consults
   for large arrays, then returns an unset figure: qsort only chooses between two correct sorts
   by it; Node.js reads the sandbox's /proc/meminfo first);
+- statfs and fstatfs: the free blocks and files of the host filesystems the runtime and the bot's
+  folder are bound from, which move as any sandbox's log grows (benchmarks/proc_channel.py sent
+  5 bits/s through them without an error); statvfs and df then fail, which no runtime needs;
 - mounts (mount, umount2, pivot_root, the new mount API, chroot), keyrings, bpf,
   perf_event_open, userfaultfd, io_uring (which would bypass this filter), kexec, modules,
   swap, reboot, clocks, name_to_handle_at/open_by_handle_at, and a few other relics.
@@ -53,8 +56,9 @@ DENIED_SYSCALLS = (
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
     "name_to_handle_at", "open_by_handle_at", "iopl", "ioperm", "vhangup", "uselib", "ustat",
     "sysfs", "_sysctl", "nfsservctl", "personality", "move_pages", "migrate_pages",
-    # the machine's load, process count and free memory (a covert channel, as /proc/loadavg)
-    "sysinfo",
+    # the machine's load, process count and free memory (a covert channel, as /proc/loadavg);
+    # the free blocks of the host's filesystems, which a bot's log grows on (another)
+    "sysinfo", "statfs", "fstatfs",
 )  # fmt: skip
 """Always EPERM, whatever the arguments."""
 

@@ -1,21 +1,23 @@
-"""Hostile bot: reads the machine through /proc and sysinfo(2) at its first decision.
+"""Hostile bot: reads the machine through /proc, sysinfo(2) and statfs(2) at its first decision.
 
 It reads every top-level file of /proc that is not a process (loadavg, stat, meminfo, uptime,
 pressure/*, sys/fs/file-nr, sys/kernel/random/boot_id, cmdline, interrupts, vmstat ...) and the
 listed folders' files, then changes the machine's load itself (40 more threads, 64 MiB touched,
 4 child processes) while the test changes it outside too, and reads them all again. Any file that
 changed is a channel another sandbox could read (BREACH: moved ...). So is sysinfo(2) answering
-(BREACH: sysinfo ...). Then it looks for the host's facts targets.json names (the test read them
-outside): its boot id or kernel command line anywhere it read, or an uptime within a minute of
-the host's (BREACH: host ...). Every finding also goes to its log (stderr), one line starting
-FINDINGS, as the referee shortens a forfeit's reason. /proc/cpuinfo is left out: the sandbox
-keeps it (static facts of the processor; a bare-metal host's clock line may move, docs/security.md
-says so).
+(BREACH: sysinfo ...), and statfs(2) of its folder, whose free blocks are the host filesystem's,
+where every sandbox's log grows (BREACH: statfs ...). Then it looks for the host's facts
+targets.json names (the test read them outside): its boot id or kernel command line anywhere it
+read, or an uptime within a minute of the host's (BREACH: host ...). Every finding also goes to
+its log (stderr), one line starting FINDINGS, as the referee shortens a forfeit's reason.
+/proc/cpuinfo is left out: the sandbox keeps it (static facts of the processor; a bare-metal
+host's clock line may move, docs/security.md says so).
 """
 
 import contextlib
 import ctypes
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -76,6 +78,15 @@ def sysinfo() -> str | None:
     return f"uptime {answer.uptime} procs {answer.procs} freeram {answer.freeram}"
 
 
+def statfs() -> str | None:
+    """The free blocks of the filesystem the bot's folder is bound from, or None when refused."""
+    try:
+        found = os.statvfs(HERE)
+    except OSError:
+        return None
+    return f"free blocks {found.f_bfree}"
+
+
 def load_the_machine() -> tuple[
     list[threading.Thread], threading.Event, list[subprocess.Popen[bytes]], bytearray
 ]:
@@ -110,6 +121,8 @@ def attack() -> list[str]:
     ]
     if info_before is not None:
         found.append(f"sysinfo answers ({info_before} then {info_after})")
+    if (blocks := statfs()) is not None:
+        found.append(f"statfs answers ({blocks})")
     text = "\n".join([*before.values(), *after.values()])
     if targets["boot_id"] in text:
         found.append("host boot id")
