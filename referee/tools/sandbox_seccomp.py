@@ -15,6 +15,8 @@ what matters is closing the ways out of the sandbox and between sandboxes:
   leases (F_SETLK, F_SETLKW, F_GETLK and their OFD forms, F_SETLEASE), inotify and fanotify
   watches (a read in one sandbox would show as an event in another);
 - System V IPC (shmget, semget, msgget and their siblings): memory outside the cgroup's view;
+- IPv4 and IPv6 sockets (EAFNOSUPPORT): the machine-wide TCP and UDP memory and socket counts of
+  /proc/self/net/sockstat and protocols were a covert channel; the bot serves on a Unix socket;
 - sysinfo: the machine's load averages, thread count and free memory, the covert channel
   `referee.tools.sandbox_proc` closes in /proc (glibc's get_phys_pages, which its qsort consults
   for large arrays, then returns an unset figure: qsort only chooses between two correct sorts
@@ -87,6 +89,13 @@ FCNTL_LOCKS = {
 """fcntl commands of record locks and leases: EPERM (a covert channel through shared files)."""
 
 
+INET_FAMILIES = (2, 10)  # AF_INET, AF_INET6
+"""socket() of these families fails with EAFNOSUPPORT: a sandbox's network namespace holds only a
+loopback and the bot serves on a Unix socket, while TCP's and UDP's memory and socket counts are
+the machine's (/proc/self/net/sockstat, which no mount can mask: it is a folder of each process):
+one sandbox filling loopback connections moved them for every other."""
+
+
 class SeccompUnavailable(Exception):
     """libseccomp or its binding is missing here: no filter can be compiled."""
 
@@ -123,6 +132,8 @@ def compile_filter() -> bytes:
             rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     for command in FCNTL_LOCKS.values():
         rules.add_rule(deny, "fcntl", seccomp.Arg(1, seccomp.EQ, command))
+    for family in INET_FAMILIES:
+        rules.add_rule(seccomp.ERRNO(errno.EAFNOSUPPORT), "socket", seccomp.Arg(0, seccomp.EQ, family))
     reader, writer = os.pipe()
     try:
         with os.fdopen(writer, "wb", closefd=True) as sink:

@@ -2,22 +2,24 @@
 
 It reads every top-level file of /proc that is not a process (loadavg, stat, meminfo, uptime,
 pressure/*, sys/fs/file-nr, sys/kernel/random/boot_id, cmdline, interrupts, vmstat ...) and the
-listed folders' files, then changes the machine's load itself (40 more threads, 64 MiB touched,
-4 child processes) while the test changes it outside too, and reads them all again. Any file that
+listed folders' files, then changes the machine's load itself (40 more threads, 64 MiB touched, 4
+child processes) while the test changes it outside too, and reads them all again. Any file that
 changed is a channel another sandbox could read (BREACH: moved ...). So is sysinfo(2) answering
 (BREACH: sysinfo ...), and statfs(2) of its folder, whose free blocks are the host filesystem's,
-where every sandbox's log grows (BREACH: statfs ...). Then it looks for the host's facts
-targets.json names (the test read them outside): its boot id or kernel command line anywhere it
-read, or an uptime within a minute of the host's (BREACH: host ...). Every finding also goes to
-its log (stderr), one line starting FINDINGS, as the referee shortens a forfeit's reason.
-/proc/cpuinfo is left out: the sandbox keeps it (static facts of the processor; a bare-metal
-host's clock line may move, docs/security.md says so).
+where every sandbox's log grows (BREACH: statfs ...), and an IPv4 or IPv6 socket opening: TCP's
+and UDP's memory and socket counts in /proc/self/net/sockstat are the machine's (BREACH: inet
+...). Then it looks for the host's facts targets.json names (the test read them outside): its boot
+id or kernel command line anywhere it read, or an uptime within a minute of the host's (BREACH:
+host ...). Every finding also goes to its log (stderr), one line starting FINDINGS, as the referee
+shortens a forfeit's reason. /proc/cpuinfo is left out: the sandbox keeps it (static facts of the
+processor; a bare-metal host's clock line may move, docs/security.md says so).
 """
 
 import contextlib
 import ctypes
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -87,6 +89,19 @@ def statfs() -> str | None:
     return f"free blocks {found.f_bfree}"
 
 
+def inet_sockets() -> list[str]:
+    """The IP families a socket opens in (the sandbox's loopback is its own, but the memory its
+    buffers take is counted for the whole machine)."""
+    opened = []
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.socket(family, socket.SOCK_STREAM).close()
+        except OSError:
+            continue
+        opened.append(family.name)
+    return opened
+
+
 def load_the_machine() -> tuple[
     list[threading.Thread], threading.Event, list[subprocess.Popen[bytes]], bytearray
 ]:
@@ -123,6 +138,8 @@ def attack() -> list[str]:
         found.append(f"sysinfo answers ({info_before} then {info_after})")
     if (blocks := statfs()) is not None:
         found.append(f"statfs answers ({blocks})")
+    if families := inet_sockets():
+        found.append(f"inet sockets open ({', '.join(families)})")
     text = "\n".join([*before.values(), *after.values()])
     if targets["boot_id"] in text:
         found.append("host boot id")
