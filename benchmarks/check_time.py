@@ -2,10 +2,12 @@
 minute a bot author should wait for a verdict on two cores.
 
 Each example folder is copied to a temporary folder and checked as an author would check it
-(`septet check FOLDER --json`); the script prints the wall time, the verdict, the bot's own
-decisions, which games the time budget cut short, and whether the run stayed under the target.
+(`septet check FOLDER --json`: in the sandbox where bubblewrap can make one, a folder with a build
+step built there first, offline; `--no-sandbox` checks them as plain processes, built in the
+folder); the script prints the wall time, the verdict, the bot's own decisions, which games the
+time budget cut short, and whether the run stayed under the target.
 
-    python benchmarks/check_time.py [--target 60] [NAME ...]
+    python benchmarks/check_time.py [--target 60] [--no-sandbox] [NAME ...]
 """
 
 from __future__ import annotations
@@ -30,13 +32,13 @@ def examples(names: list[str]) -> list[Path]:
     return [folder for folder in found if not names or folder.name in names]
 
 
-def check_once(folder: Path, scratch: Path) -> tuple[float, dict[str, object]]:
+def check_once(folder: Path, scratch: Path, flags: list[str]) -> tuple[float, dict[str, object]]:
     copy = scratch / folder.name
     shutil.copytree(folder, copy, symlinks=True)
     started = time.monotonic()
     env = {**os.environ, "SEPTET_PROTOS": str(ROOT / "protos")}  # node-random finds bot.proto by it
     run = subprocess.run(
-        [SEPTET, "check", str(copy), "--json"], capture_output=True, text=True, cwd=ROOT, env=env
+        [SEPTET, "check", str(copy), "--json", *flags], capture_output=True, text=True, cwd=ROOT, env=env
     )
     seconds = time.monotonic() - started
     report = (
@@ -48,13 +50,16 @@ def check_once(folder: Path, scratch: Path) -> tuple[float, dict[str, object]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", type=float, default=60.0, help="seconds a check may take (default: 60)")
+    parser.add_argument("--no-sandbox", action="store_true", help="check them as plain processes")
     parser.add_argument("names", nargs="*", help="example folders to check (default: all)")
     args = parser.parse_args()
+    flags = ["--no-sandbox"] if args.no_sandbox else []
+    print("bare (--no-sandbox)" if args.no_sandbox else "the default (in the sandbox where there is one)")
     print(f"{'example':<16} {'seconds':>8} {'verdict':>8} {'decisions':>10}  cut short / within target")
     slowest = 0.0
     with tempfile.TemporaryDirectory(prefix="septet-check-time-") as scratch:
         for folder in examples(args.names):
-            seconds, report = check_once(folder, Path(scratch))
+            seconds, report = check_once(folder, Path(scratch), flags)
             slowest = max(slowest, seconds)
             games = report.get("games", [])
             assert isinstance(games, list)

@@ -19,12 +19,15 @@ a tool killed with SIGKILL leaves no bot running. A process that dies mid-game i
 its exit code or signal (`RunningBot.exit_status`) and, locally, its output's tail.
 Given a `referee.tools.sandbox.Sandbox`, the same process runs inside bubblewrap: no network, a
 read-only view of the runtime and of its folder, its socket in a private folder, limits; the
-platform always passes one for submitted bots, `septet match` on your own folders need not.
+platform always passes one for submitted bots, and `septet check`, `match` and `compare` by default
+(`referee.tools.local_runs`). Bare or sandboxed, a bot gets only the environment a runtime needs
+(`bot_environment`): never the caller's tokens and keys.
 
 `build` runs locally before the first unsandboxed start of your own folder (again when the manifest
 or a lock file changes; the stamp lives in a cache folder outside the bot folder). A sandboxed
 start never builds: the platform builds a version once, at submission, offline, in its own
-sandbox (`referee.tools.building`), and plays only the built, read-only folder.
+sandbox (`referee.tools.building`), and plays only the built, read-only folder; the local tools
+build a folder the same way into a copy outside it first (`referee.tools.local_runs.built_copy`).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ import threading
 import time
 import tomllib
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -298,7 +301,7 @@ def _build_once(manifest: Manifest, *, quiet: bool) -> None:
         text=True,
         timeout=600,
         check=False,
-        env={**os.environ, **_protos_env()},  # SEPTET_PROTOS, as a build in the sandbox has it
+        env={**bot_environment(), **_protos_env()},  # no secrets; SEPTET_PROTOS as in the sandbox
     )
     if done.returncode != 0:
         tail = _tail(done.stderr or done.stdout or "")
@@ -528,12 +531,14 @@ def start_bot(
     address: str | None = None,
     startup_timeout: float = 15.0,
     sandbox: Sandbox | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> RunningBot:
     """Builds if needed, starts the bot on `address` (default: a private unix socket) and waits
     until it is healthy; raises BotFolderError with its stderr tail when it does not get there.
     With a `sandbox` the bot always serves on the private socket (it has no network), and a
-    sandbox that cannot be made raises `referee.tools.sandbox.SandboxError` (not the bot's fault)."""
-    bot = launch_bot(folder, address=address, sandbox=sandbox)
+    sandbox that cannot be made raises `referee.tools.sandbox.SandboxError` (not the bot's fault).
+    `env`: variables the caller gives the bot on purpose (see `launch_bot`)."""
+    bot = launch_bot(folder, address=address, sandbox=sandbox, env=env)
     bot.wait_until_healthy(startup_timeout)
     return bot
 
@@ -551,12 +556,18 @@ def _scratch_folder(prefix: str) -> Path:
 
 
 def launch_bot(
-    folder: str | Path | Manifest, *, address: str | None = None, sandbox: Sandbox | None = None
+    folder: str | Path | Manifest,
+    *,
+    address: str | None = None,
+    sandbox: Sandbox | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> RunningBot:
     """`start_bot` without the wait: builds, starts the process and returns at once, so several
     bots can start together and be waited for at the same time (`RunningBot.wait_until_healthy`).
     Call it on a thread that outlives the bot: a sandboxed bot dies with the thread that started it
-    (bubblewrap's --die-with-parent follows the parent thread)."""
+    (bubblewrap's --die-with-parent follows the parent thread). The bot's environment is
+    `bot_environment()` bare, or the sandbox's own few variables, plus its address and `env`: the
+    variables a caller passes on purpose (`septet check --env NAME=VALUE`)."""
     manifest = folder if isinstance(folder, Manifest) else load_manifest(folder)
     if sandbox is not None and address is not None:
         raise ValueError("a sandboxed bot has no network: it serves on its private unix socket")
@@ -574,7 +585,7 @@ def launch_bot(
     except BotFolderError:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
-    bot_env = {"SEPTET_BOT_ADDRESS": address, "PYTHONUNBUFFERED": "1"}
+    bot_env = {**(env or {}), "SEPTET_BOT_ADDRESS": address, "PYTHONUNBUFFERED": "1"}
     if sandbox is None:
         return _spawn(
             manifest, command, address, log_path, scratch, env=_process_env(bot_env, sandboxed=False)
@@ -662,12 +673,44 @@ this long, each next one twice as long up to the second figure (a busy machine a
 
 
 def _process_env(bot_env: dict[str, str], *, sandboxed: bool) -> dict[str, str]:
-    """A local bot inherits our environment (and SEPTET_PROTOS, as in the sandbox); a sandboxed
-    one gets only `bot_env` inside, and the
-    sandbox's own processes (which a bot could inspect) only PATH: never the worker's secrets."""
+    """A bot run bare gets only what a runtime needs of our environment (`bot_environment`), plus
+    SEPTET_PROTOS as in the sandbox and `bot_env`; a sandboxed one gets only `bot_env` inside, and
+    the sandbox's own processes (which a bot could inspect) only PATH. Never the caller's secrets
+    (SEPTET_TOKEN, cloud keys) nor the worker's."""
     if sandboxed:
         return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    return {**os.environ, **_protos_env(), **bot_env}
+    return {**bot_environment(), **_protos_env(), **bot_env}
+
+
+BOT_ENV_NAMES = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR",
+        "XDG_CACHE_HOME", "LD_LIBRARY_PATH", "SSL_CERT_FILE", "SSL_CERT_DIR",
+        "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE",
+        "NODE_PATH", "GOPATH", "GOROOT", "GOCACHE", "GOFLAGS", "GO111MODULE", "JAVA_HOME",
+    }
+)  # fmt: skip
+"""What a bot (or its build) run bare keeps of the caller's environment: where programs, its home,
+the locale, the temporary folder and the runtimes' own folders are (Python, Node.js, Go, Java);
+and the locale's LC_* (`BOT_ENV_PREFIXES`). Nothing else: not SEPTET_TOKEN or SEPTET_SERVER, not
+AWS_*, DATABASE_URL, REDIS_URL or any *_TOKEN, *_KEY, *_SECRET. An allow-list, because a deny-list
+misses the credential nobody thought of. A variable a bot needs is passed by name
+(`septet check --env NAME[=VALUE]`)."""
+BOT_ENV_PREFIXES = ("LC_",)
+SECRET_MARKERS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+"""Parts of a name that keep a variable out even when the allow-list would take it."""
+
+
+def bot_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The caller's environment (`environ`, default os.environ) cut down to what a bot run bare
+    needs (`BOT_ENV_NAMES`, LC_*), with no name that looks like a secret (`SECRET_MARKERS`)."""
+    source = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in source.items()
+        if (name in BOT_ENV_NAMES or name.startswith(BOT_ENV_PREFIXES))
+        and not any(marker in name.upper() for marker in SECRET_MARKERS)
+    }
 
 
 def wait_until_serving(

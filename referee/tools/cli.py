@@ -46,7 +46,7 @@ from referee.engine.games import all_games, get_game
 from referee.engine.games.base import Game, GameError
 from referee.engine.match import MatchResult, TimeControl, new_match_id, play_match
 from referee.engine.players import BUILTIN_PLAYERS
-from referee.tools import arena_cli, compare
+from referee.tools import arena_cli, compare, local_runs
 from referee.tools.botfolder import (
     BotFolderError,
     build,
@@ -60,7 +60,7 @@ from referee.tools.check import EXPECTED, CheckPlan, GameReport, check_games, pa
 from referee.tools.check import untested as check_untested
 from referee.tools.check import verdict as check_verdict
 from referee.tools.lineup import BotSpec, Lineup, parse_bot
-from referee.tools.sandbox import LOCAL_RUN_HELP, Sandbox, describe_limits
+from referee.tools.sandbox import describe_limits
 from referee.tools.series import Summary, Table, schedule, seats_for
 from referee.tools.viewer import view_replay_file
 
@@ -130,11 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     match.add_argument(
         "--bank", type=float, default=10.0, metavar="SECONDS", help="time bank per game (default: 10)"
     )
-    match.add_argument(
-        "--sandbox",
-        action="store_true",
-        help=LOCAL_RUN_HELP,
-    )
+    local_runs.add_arguments(match)
     match.add_argument(
         "bots",
         nargs="+",
@@ -232,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
         "--bank", type=float, default=10.0, metavar="SECONDS", help="time bank per game (default: 10)"
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
-    check.add_argument("--sandbox", action="store_true", help=LOCAL_RUN_HELP)
+    local_runs.add_arguments(check)
 
     compare.add_parser(commands)
 
@@ -324,7 +320,8 @@ def _match(args: argparse.Namespace, out: Console) -> int:
             args.replays.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise UsageError(f"cannot create {args.replays}: {error.strerror}") from None
-    with Lineup(specs, game, sandbox=Sandbox() if args.sandbox else None) as lineup:
+    run = local_runs.local_run(args, has_folders=any(spec.kind == "folder" for spec in specs))
+    with Lineup(specs, game, sandbox=run.sandbox, env=run.env) as lineup:
         labels = _labels(lineup.specs)  # a bot given by address under the name it reports
         return _play_series(args, out, game, options, labels, lineup, tables, seed, num_seats, time_control)
 
@@ -568,13 +565,13 @@ def _check(args: argparse.Namespace, out: Console) -> int:
         transient=True,
         disable=args.json or not err.is_terminal,
     )
-    sandbox = Sandbox() if args.sandbox else None
-    if sandbox is not None:
+    run = local_runs.local_run(args, has_folders=spec.kind == "folder")
+    if run.sandbox is not None:
         err.print(describe_limits(), markup=False, highlight=False)
     opponent = parse_bot(CHECK_OPPONENT)
     plan = CheckPlan(args.games, args.seed, time_control, all_seats=args.all_seats, deadline=deadline)
     games = [get_game(game_id) for game_id in wanted]
-    with progress, Lineup([spec, opponent], games[0], sandbox=sandbox) as lineup:
+    with progress, Lineup([spec, opponent], games[0], sandbox=run.sandbox, env=run.env) as lineup:
         tasks = {
             game.id: progress.add_task(f"check {game.id}", total=args.games * len(table_sizes(game)))
             for game in games

@@ -46,8 +46,8 @@ from rich.table import Table as RichTable
 from referee.engine.games import get_game
 from referee.engine.games.base import Game, GameError
 from referee.engine.match import MatchResult, TimeControl, new_match_id, play_match
+from referee.tools import local_runs
 from referee.tools.lineup import Lineup, parse_bot
-from referee.tools.sandbox import LOCAL_RUN_HELP, Sandbox
 from referee.tools.series import Table, schedule, seats_for
 from referee.tools.stats import MeanInterval, mean_interval
 
@@ -384,7 +384,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--decision-time", type=float, default=1.0, metavar="SECONDS")
     parser.add_argument("--bank", type=float, default=10.0, metavar="SECONDS")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--sandbox", action="store_true", help=LOCAL_RUN_HELP)
+    local_runs.add_arguments(parser)
 
 
 def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
@@ -409,8 +409,10 @@ def run(args: argparse.Namespace, out: Console, options: dict[str, Any]) -> int:
         transient=True,
         disable=args.json or not err.is_terminal,
     )
-    sandbox = Sandbox() if args.sandbox else None
-    with Lineup([*specs, *field_specs], game, sandbox=sandbox) as lineup, progress:
+    folders = any(spec.kind == "folder" for spec in [*specs, *field_specs])
+    run_with = local_runs.local_run(args, has_folders=folders)
+    lineup = Lineup([*specs, *field_specs], game, sandbox=run_with.sandbox, env=run_with.env)
+    with lineup, progress:
         names = bot_names(lineup)
         field_names = tuple(spec.name for spec in lineup.specs[B + 1 :])
         comparison = Comparison(game, names, field_names, num_seats, seed, settings, args.games)

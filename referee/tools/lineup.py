@@ -8,14 +8,17 @@ would know the deal. Processes are kept between games of different seeds (a seri
 starts each seat's process once) and stopped after the series; one that died is replaced, so one
 crash costs that bot one game, not the series. An address is the user's own choice: the bot
 behind it serves every seat it is given, and plays under the name it reports (`reported_name`),
-else its address. Given a `Sandbox`, bot folders run inside it as on the
-platform (`septet match --sandbox`); by default your own folders run as plain processes.
+else its address. Given a `Sandbox`, bot folders run inside it as on the platform, a folder with
+a build step as its sandbox-built copy (`referee.tools.local_runs`, which also decides whether the
+commands sandbox: by default they do); without one they run as plain processes of the caller's,
+with only the environment a runtime needs. Either way `env` is added to every folder's bot.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +32,7 @@ from referee.engine.games.base import Game, GameError
 from referee.engine.players import BUILTIN_PLAYERS, Player, builtin_player
 from referee.tools.botfolder import (
     BotFolderError,
+    Manifest,
     RunningBot,
     is_bot_folder,
     launch_bot,
@@ -36,6 +40,7 @@ from referee.tools.botfolder import (
     wait_until_serving,
 )
 from referee.tools.grpc_player import GrpcPlayer
+from referee.tools.local_runs import prepared_for_sandbox
 from referee.tools.sandbox import Sandbox, SandboxError
 
 ADDRESS_TIMEOUT = 5.0
@@ -117,11 +122,23 @@ class _Process:
 class Lineup:
     """Makes the players of each game; owns the bot processes it started (a context manager)."""
 
-    def __init__(self, specs: list[BotSpec], game: Game, *, sandbox: Sandbox | None = None) -> None:
+    def __init__(
+        self,
+        specs: list[BotSpec],
+        game: Game,
+        *,
+        sandbox: Sandbox | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.specs = list(specs)
         """The bots; an address's name is the one it reports once `start` asked it."""
         self.game = game
         self.sandbox = sandbox
+        self.env = dict(env or {})
+        """Variables every folder's bot gets on purpose (`--env`), sandboxed or not."""
+        self._manifests: dict[str, Manifest] = {}
+        """What each folder's processes start from: in a sandbox, a folder with a build step is
+        its sandbox-built copy (`start` prepares it once)."""
         self._idle: dict[str, list[_Process]] = {}
         """Processes of each folder between games, by the folder's text."""
         self._playing: list[tuple[str, _Process]] = []
@@ -144,6 +161,11 @@ class Lineup:
         that does not come up fails the series before its first game (BotFolderError)."""
         try:
             folders = list(dict.fromkeys(spec.text for spec in self.specs if spec.kind == "folder"))
+            for text in folders:
+                manifest = load_manifest(text)
+                self._manifests[text] = (
+                    manifest if self.sandbox is None else prepared_for_sandbox(manifest, self.sandbox)
+                )
             for text, process in zip(folders, self._launch(folders), strict=True):
                 self._idle.setdefault(text, []).append(process)
             for index, spec in enumerate(self.specs):
@@ -203,7 +225,8 @@ class Lineup:
         bots: list[RunningBot] = []
         try:
             for text in texts:
-                bots.append(launch_bot(text, sandbox=self.sandbox))
+                manifest = self._manifests.get(text) or load_manifest(text)
+                bots.append(launch_bot(manifest, sandbox=self.sandbox, env=self.env))
             with ThreadPoolExecutor(max_workers=max(len(bots), 1)) as pool:
                 for wait in [pool.submit(bot.wait_until_healthy) for bot in bots]:
                     wait.result()

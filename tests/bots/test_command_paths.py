@@ -114,7 +114,9 @@ def test_a_program_the_folder_does_not_have_is_a_clear_error(
 
 def test_a_relative_build_step_is_the_folders_own_script(tmp_path: Path) -> None:
     """Tried: `build = ["./build.sh"]` that makes the program the command runs, started from
-    another directory: the build runs in the folder, then the built program serves."""
+    another directory: the build runs in the folder, then the built program serves. Bare
+    (--no-sandbox), where the build writes the folder; in the sandbox it builds a copy
+    (tests/sandbox/test_local_runs.py)."""
     folder = shipped_bot(tmp_path / "bot", "./go-lowest")
     shutil.move(folder / "go-lowest", folder / "source.py")
     (folder / "build.sh").write_text("#!/bin/sh\ncp source.py go-lowest && chmod +x go-lowest\n")
@@ -123,7 +125,8 @@ def test_a_relative_build_step_is_the_folders_own_script(tmp_path: Path) -> None
     (folder / "septet-bot.toml").write_text(manifest + 'build = ["./build.sh"]\n')
     env = {**os.environ, "SEPTET_BUILD_CACHE": str(tmp_path / "cache")}
     run = subprocess.run(
-        [SEPTET, "match", "--game", "oh-hell", "--games", "1", str(folder), "random", "random"],
+        [SEPTET, "match", "--no-sandbox", "--game", "oh-hell", "--games", "1", str(folder), "random",
+         "random"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr

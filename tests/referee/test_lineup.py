@@ -97,10 +97,14 @@ def test_match_ids_are_random_and_say_nothing_of_the_seed() -> None:
 
 
 def test_septet_match_seats_a_folder_twice_as_two_processes_with_random_match_ids(tmp_path: Path) -> None:
-    """Through the command a person types: a duplicate set of seed 42, the folder in two seats."""
+    """Through the command a person types: a duplicate set of seed 42, the folder in two seats.
+    With --no-sandbox: the witness writes its notes outside its folder and tells processes apart by
+    pid, which a sandbox (a read-only folder, a pid namespace of its own) would not let it do; the
+    seating it witnesses is the same either way (Lineup decides it)."""
     folder, notes = _witness_folder(tmp_path)
     septet = str(Path(sys.executable).with_name("septet"))
     words = [septet, "match", "--game", "oh-hell", "--games", "1", "--seed", "42", "--duplicate", "--json"]
+    words.append("--no-sandbox")
     for _ in range(2):
         run = subprocess.run(
             [*words, str(folder), str(folder), "random"], capture_output=True, text=True, timeout=120

@@ -1,5 +1,6 @@
-"""`septet match --sandbox` runs your bot folders as the platform runs submitted ones; without the
-flag they are plain processes of yours (and can read what you can)."""
+"""`septet match` runs bot folders as the platform runs submitted ones, by default (`--sandbox`
+insists on it); with `--no-sandbox` they are plain processes of yours (and can read what you can).
+The environment a folder gets either way: tests/sandbox/test_local_runs.py."""
 
 from __future__ import annotations
 
@@ -25,8 +26,10 @@ def _forfeits(folder: Path, *flags: str) -> dict[str, int]:
     return next(bot["forfeits"] for bot in summary["bots"] if bot["name"] == "hostile-read-outside")
 
 
-@pytest.mark.parametrize(("flags", "reads"), [((), True), (("--sandbox",), False)])
-def test_septet_match_sandbox_flag_keeps_a_bot_folder_from_reading_outside(
+@pytest.mark.parametrize(
+    ("flags", "reads"), [((), False), (("--sandbox",), False), (("--no-sandbox",), True)]
+)
+def test_septet_match_keeps_a_bot_folder_from_reading_outside_unless_told_not_to(
     tmp_path: Path, flags: tuple[str, ...], reads: bool
 ) -> None:
     secret = tmp_path / "secret.txt"
@@ -40,12 +43,13 @@ def test_septet_match_sandbox_flag_keeps_a_bot_folder_from_reading_outside(
 def test_each_local_command_says_what_running_a_folder_without_sandbox_risks(command: str) -> None:
     done = subprocess.run([SEPTET, command, "--help"], capture_output=True, text=True, timeout=60, check=True)
     text = " ".join(done.stdout.split())
-    assert "--sandbox" in text
+    assert "--no-sandbox" in text and "--sandbox" in text and "--env" in text
     assert "YOUR rights" in text and "credentials" in text and "network" in text, text
 
 
 def test_septet_check_sandbox_says_which_limits_hold_and_contains_a_reader(tmp_path: Path) -> None:
-    """Tried: `septet check --sandbox` on a folder that reads a file of ours; it must not get it."""
+    """Tried: `septet check --sandbox` on a folder that reads a file of ours; it must not get it.
+    (The default does the same: test_local_runs.py.)"""
     secret = tmp_path / "secret.txt"
     secret.write_text("the organiser's notes")
     folder = hostile_copy("read-outside", tmp_path / "bots", {"read": [str(secret)]})
