@@ -31,7 +31,6 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from referee.tools.botfolder import (
     MANIFEST,
@@ -89,18 +88,17 @@ class LocalRun:
     env: dict[str, str]
 
 
-def local_run(args: argparse.Namespace, *, has_folders: bool, say: Any = None) -> LocalRun:
+def local_run(args: argparse.Namespace, *, has_folders: bool) -> LocalRun:
     """The sandbox (or none) for a command's bot folders, from `--sandbox`/`--no-sandbox`, and the
-    variables of `--env`. Prints on `say` (default: stderr) the one line a bare run deserves: the
+    variables of `--env`. Prints on stderr the one line a bare run deserves: the
     `--no-sandbox` warning, or that bubblewrap cannot make a sandbox here. Nothing is probed or
     printed when the command runs no folder (built-in bots and addresses only). `--sandbox` where
     there is no sandbox raises BotFolderError naming the reason and the way out."""
-    print_line = say or (lambda line: print(line, file=sys.stderr, flush=True))
     env = parse_env(args.env)
     if not has_folders:
         return LocalRun(None, env)
     if args.no_sandbox:
-        print_line(BARE_WARNING)
+        print(BARE_WARNING, file=sys.stderr, flush=True)
         return LocalRun(None, env)
     try:
         check_available()
@@ -109,7 +107,7 @@ def local_run(args: argparse.Namespace, *, has_folders: bool, say: Any = None) -
             raise BotFolderError(
                 f"--sandbox: {error}; install bubblewrap, or run your own folders with --no-sandbox"
             ) from None
-        print_line(NO_SANDBOX_NOTE.format(reason=error))
+        print(NO_SANDBOX_NOTE.format(reason=error), file=sys.stderr, flush=True)
         return LocalRun(None, env)
     return LocalRun(Sandbox(), env)
 
