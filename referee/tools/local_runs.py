@@ -20,6 +20,7 @@ what plays. Your own folder's build therefore has to work offline, as it must on
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import os
@@ -28,6 +29,7 @@ import stat
 import sys
 import tarfile
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +72,8 @@ NO_SANDBOX_NOTE = (
 """The one line printed where the default sandbox cannot be had."""
 BUILT_COPIES = "sandboxed"
 """The folder of the build cache (`botfolder.build_cache_dir`) holding sandbox-built copies."""
+UNUSED_COPY_SECONDS = 30 * 24 * 3600
+"""A built copy no run used for this long (its folder deleted or moved, say) is removed."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -188,6 +192,7 @@ def built_copy(manifest: Manifest, sandbox: Sandbox) -> Manifest:
     copies = build_cache_dir() / BUILT_COPIES
     target = copies / key
     if (target / MANIFEST).is_file():
+        os.utime(target)  # used now: kept by the pruning of unused copies
         return load_manifest(target)
     print(
         f"septet: building {manifest.name} in the sandbox, offline as the platform builds it "
@@ -216,13 +221,22 @@ def built_copy(manifest: Manifest, sandbox: Sandbox) -> Manifest:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    for older in copies.glob(f"{folder_key}-*"):
-        if older != target:
-            shutil.rmtree(older, ignore_errors=True)
+    _prune(copies, keep=target, folder_key=folder_key)
     try:
         return load_manifest(target)
     except BotFolderError as error:
         raise BotFolderError(f"{manifest.name}: its built folder is not usable: {error}") from None
+
+
+def _prune(copies: Path, *, keep: Path, folder_key: str) -> None:
+    """Removes the older copies of the same folder, and any copy unused for UNUSED_COPY_SECONDS."""
+    stale = time.time() - UNUSED_COPY_SECONDS
+    for copy in copies.iterdir():
+        if copy == keep or copy.name.startswith("."):
+            continue
+        with contextlib.suppress(OSError):
+            if copy.name.startswith(f"{folder_key}-") or copy.stat().st_mtime < stale:
+                shutil.rmtree(copy, ignore_errors=True)
 
 
 def _unpack(tar: bytes, into: Path) -> None:

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,7 @@ def _built_folder(tmp_path: Path) -> Path:
 def test_a_folder_with_a_build_is_built_in_the_sandbox_once_per_content(tmp_path: Path) -> None:
     """A sandboxed local run never runs a folder's build on the host: it builds a copy in the
     sandbox (offline, as the platform does) and plays the copy; the folder itself is not written.
-    The copy is reused until a file of the folder changes."""
+    The copy is reused until a file of the folder changes; older copies are removed."""
     folder = _built_folder(tmp_path)
     env = {**os.environ, "SEPTET_BUILD_CACHE": str(tmp_path / "cache")}
 
@@ -160,9 +161,13 @@ def test_a_folder_with_a_build_is_built_in_the_sandbox_once_per_content(tmp_path
     assert "building builds-a-file in the sandbox" in check().stderr
     assert not (folder / "built.txt").exists(), "the build wrote into the folder"
     assert "building" not in check().stderr, "a second run of the same folder built again"
+    forgotten = tmp_path / "cache" / "sandboxed" / "0123456789abcdef-0123"  # a deleted folder's copy
+    forgotten.mkdir()
+    os.utime(forgotten, (time.time() - 40 * 24 * 3600,) * 2)
     (folder / "bot.py").write_text((folder / "bot.py").read_text() + "# changed\n")
     assert "building builds-a-file in the sandbox" in check().stderr
-    assert len(list((tmp_path / "cache" / "sandboxed").iterdir())) == 1, "older copies are removed"
+    copies = list((tmp_path / "cache" / "sandboxed").iterdir())
+    assert len(copies) == 1, f"the older copy and one unused for 40 days are removed: {copies}"
 
 
 @needs_sandbox
