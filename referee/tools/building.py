@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from referee.tools.bot_logs import neutral_paths
 from referee.tools.sandbox import BOT_DIR, SOURCE_DIR, Limits, Sandbox
 
 MiB = 1 << 20
@@ -128,8 +129,9 @@ class BuildOutcome:
 def bounded_log(text: str, *, limit: int = LOG_BYTES, line_chars: int = LINE_CHARS) -> str:
     """The last lines of `text` that fit in `limit` UTF-8 bytes, each cut to `line_chars`
     characters with a marker; a marker line first when lines were dropped. Whole lines only, so a
-    stored log stays readable and a bot printing 64 MiB cannot make a version unreadable."""
-    lines = [_cut(line, line_chars) for line in text.splitlines() if line.strip()]
+    stored log stays readable and a bot printing 64 MiB cannot make a version unreadable. The
+    worker's paths are written as neutral names (`bot_logs.neutral_paths`)."""
+    lines = [_cut(line, line_chars) for line in neutral_paths(text).splitlines() if line.strip()]
     kept: list[str] = []
     used = len(TRUNCATED) + 1
     for line in reversed(lines):
