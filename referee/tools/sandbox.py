@@ -175,13 +175,6 @@ bwrap ended kills what is left in the groups and removes them. Arguments: seccom
 cgroup.procs files, `--`, the number of texts, each text's descriptor and text (without its last
 newline, which the here-document adds), the number of bwrap's options, its options, then the
 command (setpriv and the bot's words)."""
-LOCAL_RUN_HELP = (
-    "run bot folders in the sandbox the platform runs submitted bots in (no network, read-only "
-    "runtime, per-sandbox memory, process and CPU limits, seccomp). Without it a folder runs with "
-    "YOUR rights: it can read your files, your environment's credentials (cloud keys, tokens) and "
-    "use the network; never run someone else's folder without --sandbox"
-)
-"""The --sandbox help of `septet check`, `match` and `compare`."""
 SECCOMP_FD = 8
 BOT_DIR = "/bot"
 """Where the bot's folder (play) or its empty build folder (build) is, inside the sandbox."""
