@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from itertools import pairwise
 
 import pytest
 from bot_versions import version_row
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from referee.engine.match import play_match
 from referee.engine.players import Player, RandomPlayer
+from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches import services
 from septet_platform.matches.models import Match, Seat
@@ -21,10 +23,13 @@ from septet_platform.matches.models import Match, Seat
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _duplicate_set(seats: int = 3) -> list[Match]:
-    """An unrated set on oh-hell's ladder: one seed, a match per rotation of house versions."""
+def _duplicate_set(seats: int = 3, versions: list[BotVersion] | None = None) -> list[Match]:
+    """An unrated set on oh-hell's ladder: one seed, a match per rotation of `versions` (house
+    versions whose archives are not on disk, by default)."""
     table = uuid.uuid4().hex[:8]
-    versions = [version_row("house", f"turns-{table}-{seat}", is_house=True) for seat in range(seats)]
+    versions = versions or [
+        version_row("house", f"turns-{table}-{seat}", is_house=True) for seat in range(seats)
+    ]
     ladder, _ = Ladder.objects.get_or_create(game="oh-hell", defaults={"min_players": 3, "max_players": 7})
     name = str(uuid.uuid4())
     matches = [
@@ -87,3 +92,20 @@ def test_a_rotation_whose_worker_died_is_taken_back_and_then_frees_the_set() -> 
 
     assert first.pk in services.matches_reap()
     assert services.match_claim(match_id=second.pk, worker="b") == 1
+
+
+def test_the_worker_that_records_a_rotation_plays_the_sets_next_ones_at_once(
+    played_versions: list[BotVersion],
+) -> None:
+    """Real bot processes: a delivery of the first rotation plays the whole set, one rotation
+    after another, rather than sending each to the back of the queue; a delivery of another
+    rotation meanwhile would have found the set playing."""
+    matches = _duplicate_set(versions=played_versions)
+
+    played = services.match_play_set(match_id=matches[0].pk, worker="w")
+
+    assert [(each.match_id, each.outcome) for each in played] == [(match.pk, "recorded") for match in matches]
+    rows = list(Match.objects.filter(pk__in=[match.pk for match in matches]).order_by("rotation"))
+    assert all(row.worker == "w" and row.status == Match.Status.FINISHED for row in rows)
+    assert all(earlier.finished <= later.started for earlier, later in pairwise(rows))
+    assert services.match_play_set(match_id=matches[1].pk, worker="x")[0].outcome == "not claimed"

@@ -26,8 +26,9 @@ seat the same bots, and two of a bot's processes (or two colluding bots' process
 same deal at once could pass each other the hands they hold through any channel the machine
 leaves them. A claim therefore also checks, under a lock on the set's rows, that no other rotation
 of its set is RUNNING; a delivery that finds one leaves its match SCHEDULED ("set playing"), and
-the worker that finishes a rotation queues the set's next one (`duplicate_set_next`); the reaper
-queues any it missed (a worker that died in between) as a lost task.
+the worker that records a rotation plays the set's next one at once (`match_play_set`), rather
+than send it to the back of a queue a few ticks long for every rotation; the reaper queues any
+rotation left waiting with no task (a worker that died in between) as a lost task.
 
 Recovery in under a minute (the beat runs `matches_reap_task` every 10 s): a dead worker's lease
 (LEASE, renewed every third of it) runs out within LEASE and the match is queued again; a match
@@ -134,7 +135,7 @@ class Played:
 
 SET_PLAYING = "set playing"
 """The outcome when another rotation of the match's duplicate set is RUNNING: the match stays
-SCHEDULED, and that rotation's worker queues it when it is done (`duplicate_set_next`)."""
+SCHEDULED, and that rotation's worker plays it next (`match_play_set`)."""
 
 
 class _SetPlaying(Exception):
@@ -357,6 +358,20 @@ def match_play(*, match_id: int, worker: str) -> Played:
         extra={**context, "seconds": round(time.monotonic() - started, 3), "forfeits": forfeits},
     )
     return Played(match_id, "recorded", attempt)
+
+
+def match_play_set(*, match_id: int, worker: str) -> list[Played]:
+    """Plays `match_id` (`match_play`), then, as long as each is recorded, its duplicate set's
+    next rotations, one after another: the deal is this worker's until the set is over. A
+    rotation not recorded (voided, its claim lost) ends the run; its task, or the reaper, takes
+    the set on from there."""
+    played = [match_play(match_id=match_id, worker=worker)]
+    while played[-1].outcome == "recorded":
+        next_rotation = duplicate_set_next(match_id=played[-1].match_id)
+        if next_rotation is None:
+            break
+        played.append(match_play(match_id=next_rotation, worker=worker))
+    return played
 
 
 def _void(match_id: int, attempt: int) -> None:

@@ -43,19 +43,21 @@ CHALLENGE_QUEUE = "challenges"
 
 @shared_task(bind=True, name="septet.match_run", max_retries=MAX_DATABASE_RETRIES, **DATABASE_RETRY)
 def match_run_task(self: Task, match_id: int) -> str:
-    """Plays one match; a second delivery finds it claimed or finished and does nothing, and a
-    delivery while another rotation of its set plays leaves it waiting for that one to queue it.
+    """Plays one match, then its duplicate set's next rotations (services.match_play_set); a
+    second delivery finds it claimed or finished and does nothing, and a delivery while another
+    rotation of its set plays leaves it to the worker playing that one.
 
     A voided attempt (our failure, not a bot's) is queued again after a pause. The match records
     the worker's node name (`-n name@host`), so two workers on one machine are told apart.
     """
     worker = self.request.hostname or socket.gethostname()
-    played = services.match_play(match_id=match_id, worker=worker)
-    if played.outcome in services.PLAY_AGAIN:
-        match_run_task.apply_async((match_id,), countdown=VOIDED_RETRY_SECONDS, queue=_queue_of(self))
-    if played.attempt and (next_rotation := services.duplicate_set_next(match_id=match_id)) is not None:
-        match_run_task.apply_async((next_rotation,), queue=_queue_of(self))  # the deal is free again
-    return played.outcome
+    played = services.match_play_set(match_id=match_id, worker=worker)
+    for each in played:
+        if each.outcome in services.PLAY_AGAIN:
+            match_run_task.apply_async(
+                (each.match_id,), countdown=VOIDED_RETRY_SECONDS, queue=_queue_of(self)
+            )
+    return ", ".join(each.outcome for each in played)
 
 
 def _queue_of(task: Task) -> str | None:

@@ -25,13 +25,12 @@ def tournament_match_run_task(self: Task, match_id: int) -> str:
     if tournament is None or tournament.status != Tournament.Status.RUNNING:
         return "held"
     worker = self.request.hostname or socket.gethostname()
-    played = match_services.match_play(match_id=match_id, worker=worker)
-    if played.outcome in match_services.PLAY_AGAIN:  # voided, or replays could not be written
-        tournament_match_run_task.apply_async((match_id,), countdown=VOIDED_RETRY_SECONDS)
-    if played.attempt and (next_rotation := match_services.duplicate_set_next(match_id=match_id)) is not None:
-        tournament_match_run_task.delay(next_rotation)  # its set's deal is free again
+    played = match_services.match_play_set(match_id=match_id, worker=worker)  # and its set's next rotations
+    for each in played:
+        if each.outcome in match_services.PLAY_AGAIN:  # voided, or replays could not be written
+            tournament_match_run_task.apply_async((each.match_id,), countdown=VOIDED_RETRY_SECONDS)
     services.tournament_advance(tournament=tournament, enqueue=tournament_match_run_task.delay)
-    return played.outcome
+    return ", ".join(each.outcome for each in played)
 
 
 @shared_task(name="septet.tournaments_tick")
