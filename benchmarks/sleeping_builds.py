@@ -7,9 +7,11 @@ warm-up. Then, over a window of `--seconds` each:
 
 - without: ladder matches finished, while one user submits a plain bot (a copy of the random
   example: nothing to build) over the Arena and it qualifies;
-- with: two other users have each just submitted a bot whose build is `sleep --sleep` (both
-  builds running: `--build-workers`, default 2, is the builder's pool); the same is measured again
-  with a second plain bot.
+- with: two other users have each just submitted a bot whose build sleeps `--sleep` seconds (then
+  fails: no qualifying games follow; both builds running at once: `--build-workers`, default 2,
+  is the builder's pool); the same is measured again with a second plain bot;
+- without again, once the builds are over, with a third: the ratio is the attacked window's
+  figure over the mean of the two calm ones (a platform's pace drifts as it plays on).
 
 The attack of issue 25's audit: before builds had a pool of their own, the two sleeping builds
 held both of a worker's slots, no match finished while they slept and the plain bot waited for
@@ -19,7 +21,7 @@ a copy of this environment pointing at it, as match_cost.py does), so both sides
     python benchmarks/sleeping_builds.py [--seconds 60] [--sleep 150] [--warmup 30]
                                          [--build-workers 2] [--before REF]
 
-About 4-5 minutes a side on two cores (the house bots qualify first).
+About 7-8 minutes a side on two cores (the house bots qualify first).
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ class Phase:
     ladder_per_minute: float
     qualify_seconds: float
     sleeping_at_end: int = 0
+    cores_busy: float = 0.0
+    """The whole machine's cores in use on average over the window (others' work shows here)."""
 
 
 class Platform:
@@ -205,11 +209,11 @@ def _phase(
 ) -> Phase:
     """Ladder matches finished over `seconds` from when `bot` (nothing to build) is submitted, and
     how long it takes to qualify (waited for past the window if need be)."""
-    begin, finished_before = time.monotonic(), platform.ladder_finished()
+    begin, finished_before, ticks_before = time.monotonic(), platform.ladder_finished(), _cpu_ticks()
     _submit(arena, token, bot)
     qualified: float | None = None
     finished_after: int | None = None
-    sleeping_at_end = 0
+    sleeping_at_end, cores_busy = 0, 0.0
     while qualified is None or finished_after is None:
         platform.alive()
         now = time.monotonic()
@@ -218,20 +222,34 @@ def _phase(
         if finished_after is None and now - begin >= seconds:
             finished_after = platform.ladder_finished()
             sleeping_at_end = sleeping()
+            busy, total = (after - before for after, before in zip(_cpu_ticks(), ticks_before, strict=True))
+            cores_busy = busy / max(total, 1) * (os.cpu_count() or 1)
         if now - begin > QUALIFY_LIMIT_SECONDS:
             raise SystemExit(f"{bot} did not qualify within {QUALIFY_LIMIT_SECONDS:.0f} s")
         time.sleep(0.2)
-    return Phase((finished_after - finished_before) * 60 / seconds, qualified, sleeping_at_end)
+    return Phase((finished_after - finished_before) * 60 / seconds, qualified, sleeping_at_end, cores_busy)
 
 
-def run_side(label: str, python: str, tree: Path, args: argparse.Namespace) -> tuple[Phase, Phase]:
-    """The two windows (without, with the sleeping builds) on a fresh `septet up` of one side."""
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine so far, from /proc/stat."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def run_side(label: str, python: str, tree: Path, args: argparse.Namespace) -> tuple[Phase, Phase, Phase]:
+    """The three windows on a fresh `septet up` of one side: without the sleeping builds, with
+    them, and without them again once they are over (the ladder's pace drifts as a platform plays
+    on, so the calm windows bracket the attacked one)."""
     data = Path(tempfile.mkdtemp(prefix="septet-sleeping-builds-"))
     platform = Platform(python, tree, data, args.build_workers)
     sleepers = ("sleeper-one", "sleeper-two")
 
     def sleeping() -> int:
         return sum((platform.version(bot) or ("", ""))[1] == "building" for bot in sleepers)
+
+    def decided() -> bool:  # the builds fail once they have slept: no qualifying games follow
+        return all((platform.version(bot) or ("",))[0] == "failed" for bot in sleepers)
 
     try:
         print(f"{label}: starting septet up ({tree})", file=sys.stderr)
@@ -243,14 +261,18 @@ def run_side(label: str, python: str, tree: Path, args: argparse.Namespace) -> t
             arena = arena_pb2_grpc.ArenaStub(channel)
             print(f"{label}: without sleeping builds, {args.seconds:.0f} s", file=sys.stderr)
             calm = _phase(platform, arena, tokens["carol"], "plain-calm", args.seconds)
+            build = ["sh", "-c", f"sleep {args.sleep:g}; exit 1"]
             for number, bot in enumerate(sleepers, start=1):  # two users: one build each at a time
-                _submit(arena, tokens[f"mallory-{number}"], bot, ["sleep", str(args.sleep)])
+                _submit(arena, tokens[f"mallory-{number}"], bot, build)
             _until(platform, lambda: sleeping() >= min(2, args.build_workers), 60, "the builds sleep")
             print(f"{label}: {sleeping()} builds sleeping {args.sleep:.0f} s", file=sys.stderr)
             attacked = _phase(platform, arena, tokens["carol"], "plain-attacked", args.seconds, sleeping)
+            _until(platform, decided, 3 * args.sleep + 60, "the sleeping builds end")
+            print(f"{label}: without sleeping builds again, {args.seconds:.0f} s", file=sys.stderr)
+            after = _phase(platform, arena, tokens["carol"], "plain-after", args.seconds)
         if attacked.sleeping_at_end == 0:
             print(f"{label}: warning: no build slept any more when the window closed", file=sys.stderr)
-        return calm, attacked
+        return calm, attacked, after
     finally:
         platform.stop()
         shutil.rmtree(data, ignore_errors=True)
@@ -283,16 +305,22 @@ def environment_for(tree: Path, target: Path) -> str:
     return str(target / "bin" / "python")
 
 
-def _print(label: str, calm: Phase, attacked: Phase) -> None:
+def _print(label: str, calm: Phase, attacked: Phase, after: Phase) -> None:
+    """One side's table: the windows, and the attacked one against the mean of the calm two."""
     print(f"{label}")
-    print(f"  {'':34} {'without':>9} {'with two sleeping builds':>25} {'ratio':>7}")
+    print(f"  {'':34} {'without':>8} {'with two sleeping builds':>25} {'without again':>14} {'ratio':>6}")
+    phases = (calm, attacked, after)
     rows = (
-        ("ladder matches finished per minute", calm.ladder_per_minute, attacked.ladder_per_minute),
-        ("plain bot qualified in (s)", calm.qualify_seconds, attacked.qualify_seconds),
+        ("ladder matches finished per minute", [phase.ladder_per_minute for phase in phases]),
+        ("plain bot qualified in (s)", [phase.qualify_seconds for phase in phases]),
     )
-    for name, without, with_sleepers in rows:
-        ratio = with_sleepers / without if without else float("nan")
-        print(f"  {name:34} {without:9.1f} {with_sleepers:25.1f} {ratio:7.2f}")
+    for name, (without, with_sleepers, again) in rows:
+        mean = (without + again) / 2
+        ratio = with_sleepers / mean if mean else float("nan")
+        print(f"  {name:34} {without:8.1f} {with_sleepers:25.1f} {again:14.1f} {ratio:6.2f}")
+    busy = [phase.cores_busy for phase in phases]
+    machine = f"machine: cores busy (of {os.cpu_count()})"
+    print(f"  {machine:34} {busy[0]:8.2f} {busy[1]:25.2f} {busy[2]:14.2f}")
 
 
 def main() -> int:
@@ -307,7 +335,7 @@ def main() -> int:
     parser.add_argument("--build-workers", type=int, default=2, help="the builder's pool (default: 2)")
     parser.add_argument("--before", metavar="REF", help="an older commit to measure first")
     args = parser.parse_args()
-    results: list[tuple[str, Phase, Phase]] = []
+    results: list[tuple[str, Phase, Phase, Phase]] = []
     if args.before:
         folder = Path(tempfile.mkdtemp(prefix="septet-sleeping-builds-before-"))
         try:
@@ -317,8 +345,8 @@ def main() -> int:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     results.append(("this tree", *run_side("this tree", sys.executable, ROOT, args)))
-    for label, calm, attacked in results:
-        _print(label, calm, attacked)
+    for label, *phases in results:
+        _print(label, *phases)
     return 0
 
 
