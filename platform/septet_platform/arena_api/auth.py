@@ -20,6 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections
 
 from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate
+from septet_platform.arena_api.handlers import Behavior, rewrapped, streams_responses
 from septet_platform.arena_api.streams import StreamLimiter, StreamsExhausted
 
 SERVICE = "/septet.v1.Arena/"
@@ -130,18 +131,10 @@ class ArenaAuthInterceptor(grpc.ServerInterceptor):
         if handler is None or not method.startswith(SERVICE):
             return handler
         required = method in USER_REQUIRED
-        common = {
-            "request_deserializer": handler.request_deserializer,
-            "response_serializer": handler.response_serializer,
-        }
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(_unary(handler.unary_unary, required), **common)
-        if handler.stream_unary:
-            return grpc.stream_unary_rpc_method_handler(_unary(handler.stream_unary, required), **common)
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                _streaming(handler.unary_stream, required, self.limiter), **common
-            )
-        return grpc.stream_stream_rpc_method_handler(
-            _streaming(handler.stream_stream, required, self.limiter), **common
-        )
+
+        def wrap(behavior: Behavior, kind: str) -> Behavior:
+            if streams_responses(kind):
+                return _streaming(behavior, required, self.limiter)
+            return _unary(behavior, required)
+
+        return rewrapped(handler, wrap)

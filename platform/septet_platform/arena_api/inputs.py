@@ -28,6 +28,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from septet_platform.arena_api.auth import SERVICE
+from septet_platform.arena_api.handlers import rewrapped, streams_requests
 from septet_platform.arena_api.selectors import BAD_PAGE_TOKEN, MAX_PAGE_TOKEN
 
 MAX_TEXT = 150
@@ -128,14 +129,8 @@ class ArenaInputInterceptor(grpc.ServerInterceptor):
         method = handler_call_details.method
         if handler is None or not method.startswith(SERVICE):
             return handler
-        common = {
-            "request_deserializer": _parsing(handler.request_deserializer, method),
-            "response_serializer": handler.response_serializer,
-        }
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(_single(handler.unary_unary), **common)
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(_single(handler.unary_stream), **common)
-        if handler.stream_unary:
-            return grpc.stream_unary_rpc_method_handler(_streamed(handler.stream_unary), **common)
-        return grpc.stream_stream_rpc_method_handler(_streamed(handler.stream_stream), **common)
+        return rewrapped(
+            handler,
+            lambda behavior, kind: _streamed(behavior) if streams_requests(kind) else _single(behavior),
+            request_deserializer=_parsing(handler.request_deserializer, method),
+        )

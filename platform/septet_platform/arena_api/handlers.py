@@ -1,0 +1,52 @@
+"""Rewrapping a gRPC method handler, for the Arena's server interceptors (auth.py, inputs.py).
+
+grpc's ServerInterceptor returns a handler, and a handler is one of four kinds (unary or stream
+in, unary or stream out) with its own constructor. An interceptor that wraps the behaviour (or
+the request parser) builds the same kind again around its wrapper: this is that step, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+Behavior = Callable[..., Any]
+"""A method's implementation as grpc calls it: (request or request iterator, context)."""
+
+_KINDS: dict[str, Callable[..., grpc.RpcMethodHandler]] = {
+    "unary_unary": grpc.unary_unary_rpc_method_handler,
+    "unary_stream": grpc.unary_stream_rpc_method_handler,
+    "stream_unary": grpc.stream_unary_rpc_method_handler,
+    "stream_stream": grpc.stream_stream_rpc_method_handler,
+}
+
+
+def streams_requests(kind: str) -> bool:
+    """True for the kinds whose implementation receives an iterator of requests."""
+    return kind.startswith("stream_")
+
+
+def streams_responses(kind: str) -> bool:
+    """True for the kinds whose implementation returns an iterator of responses."""
+    return kind.endswith("_stream")
+
+
+def rewrapped(
+    handler: grpc.RpcMethodHandler,
+    wrap: Callable[[Behavior, str], Behavior],
+    *,
+    request_deserializer: Callable[[bytes], Any] | None = None,
+) -> grpc.RpcMethodHandler:
+    """A handler of `handler`'s kind whose implementation is wrap(implementation, kind), with
+    `handler`'s response serializer and its request parser unless another is given."""
+    for kind, make in _KINDS.items():
+        behavior = getattr(handler, kind)
+        if behavior:
+            return make(
+                wrap(behavior, kind),
+                request_deserializer=request_deserializer or handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+    raise ValueError(f"a method handler of no known kind: {handler!r}")
