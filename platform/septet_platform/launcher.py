@@ -173,7 +173,12 @@ def up(argv: Sequence[str]) -> int:
     os.environ["SEPTET_SUPERVISION_STATE"] = str(data / SUPERVISION_STATE_FILE)
     # The site tells bot authors where the Arena listens (--server): the address it was given here.
     os.environ.setdefault("SEPTET_ARENA_ADDRESS", args.arena)
-    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a Ctrl-C
+    # A service manager's stop, a closed terminal and Ctrl-C all stop everything. SIGINT is set
+    # explicitly: a shell starts a background job (`septet up &`) with it ignored, and Python
+    # then keeps it so, which left a kill -INT doing nothing.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     supervisor = Supervisor(
         state_file=data / SUPERVISION_STATE_FILE, say=_say, guard_env=_child_env(), cwd=HOME
     )
@@ -183,7 +188,11 @@ def up(argv: Sequence[str]) -> int:
         _say("stopping")
         return 0
     finally:  # a failed start too: the embedded Redis, or anything else started, is stopped
-        for signum in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
+        for signum in (
+            signal.SIGINT,
+            signal.SIGTERM,
+            signal.SIGHUP,
+        ):  # a second one must not cut the stop short
             signal.signal(signum, signal.SIG_IGN)
         supervisor.stop()
 

@@ -78,29 +78,42 @@ class Started:
             time.sleep(1)
         raise AssertionError(f"no {pattern.pattern!r} within {seconds:.0f} s:\n{self.said()}")
 
-    def stop(self) -> None:
-        """SIGTERM, as a service manager or Ctrl-C would; then every process it started is gone:
+    def stop(self, signum: int = signal.SIGTERM) -> None:
+        """`signum` (SIGTERM, as a service manager sends), then every process it started is gone:
         its children and theirs (bots, sandboxes, gunicorn's workers), found from its pid, and
         anything still running from its data folder."""
         started = descendants(self.process.pid)
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(signum)
             self.process.wait(timeout=90)
         assert left_after(started, 10) == set(), "every process the command started has ended"
         assert running_from(self.data) == [], "nothing runs from its data folder"
 
 
 def _start(
-    command: list[str], folder: Path, *words: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+    command: list[str],
+    folder: Path,
+    *words: str,
+    env: dict[str, str] | None = None,
+    cwd: Path = ROOT,
+    as_background_job: bool = False,
 ) -> Started:
+    """`as_background_job`: with SIGINT and SIGQUIT ignored, as a shell without job control
+    starts `command &`."""
     web, arena = _free_address(), _free_address()
     data, log = folder / "data", folder / "start.log"
     process = subprocess.Popen(
         [*command, "--data", str(data), "--web", web, "--arena", arena, *words],
         env=env if env is not None else _clean_environment(), cwd=cwd,
         stdout=log.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+        preexec_fn=_ignore_interrupts if as_background_job else None,
     )  # fmt: skip
     return Started(process, web, arena, data, log)
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGQUIT, signal.SIG_IGN)
 
 
 def _environment_of(pid: int) -> dict[str, str]:
@@ -330,7 +343,9 @@ def test_the_children_run_the_settings_the_launcher_chose(
     tmp_path: Path, words: list[str], caller: str | None, module: str
 ) -> None:
     """Without the example bots (an empty --examples folder) so that it starts in seconds; the
-    children's own environment, read from /proc, says which settings they run."""
+    children's own environment, read from /proc, says which settings they run. Each is stopped
+    by another signal: SIGTERM; SIGINT, started as a shell's background job (SIGINT ignored on
+    arrival: a `kill -INT` once stopped nothing); SIGHUP, a closed terminal."""
     examples = tmp_path / "no-examples"
     examples.mkdir()
     env = _clean_environment()
@@ -338,7 +353,15 @@ def test_the_children_run_the_settings_the_launcher_chose(
         env["DJANGO_SETTINGS_MODULE"] = caller
     if "--production" in words:  # prod refuses the development key and insecure cookies over http
         env |= {"SECRET_KEY": "k" * 50, "SEPTET_HTTPS": "0", "SEPTET_STATIC_ROOT": str(tmp_path / "static")}
-    started = _start([SEPTET, "up"], tmp_path, "--examples", str(examples), *words, env=env)
+    stop_with = {
+        "septet_platform.settings.dev": signal.SIGINT,
+        "septet_platform.settings.prod": signal.SIGHUP,
+    }
+    signum = signal.SIGTERM if caller else stop_with.get(module, signal.SIGTERM)
+    started = _start(
+        [SEPTET, "up"], tmp_path, "--examples", str(examples), *words,
+        env=env, as_background_job=signum == signal.SIGINT,
+    )  # fmt: skip
     try:
         started.wait_until(READY, 240)
         for name in ("web", "worker1", "beat", "arena"):
@@ -347,4 +370,4 @@ def test_the_children_run_the_settings_the_launcher_chose(
         assert status == 404
         assert ("URLconf" in body) == (module.endswith(".dev")), "a technical 404 only with DEBUG on"
     finally:
-        started.stop()
+        started.stop(signum)
