@@ -292,6 +292,26 @@ def test_an_archive_over_the_size_limit_is_dropped_unread_with_a_clear_error(
     assert qualify_queue.calls == []
 
 
+def test_an_upload_past_the_hourly_submission_limit_is_refused_on_the_page_not_a_500(
+    client: Client, site: Site, qualify_queue: Queued, settings: Any
+) -> None:
+    """Tried: a second upload with one submission allowed an hour (the Arena said so; the page
+    answered 500)."""
+    settings.SEPTET_SUBMISSIONS_PER_HOUR = 1
+    client.force_login(site.alice)
+    client.post("/account/upload/", {"archive": SimpleUploadedFile("a.tar.gz", bot_archive("first"))})
+    before = (BotVersion.objects.count(), _stored_files())
+
+    response = client.post(
+        "/account/upload/", {"archive": SimpleUploadedFile("b.tar.gz", bot_archive("second"))}
+    )
+
+    assert response.status_code == 200
+    assert "submission limit reached" in _text(response), _text(response)
+    assert (BotVersion.objects.count(), _stored_files()) == before
+    assert not Bot.objects.filter(name="second").exists()
+
+
 def test_uploading_a_bot_named_like_another_users_bot_is_refused(
     client: Client, site: Site, qualify_queue: Queued
 ) -> None:

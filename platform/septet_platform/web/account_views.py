@@ -125,8 +125,13 @@ def _upload(request: HttpRequest, limit: ArchiveSizeLimit) -> HttpResponse:
     elif request.method == "POST" and form.is_valid():
         try:
             version = arena_services.bot_submit(owner=request.user, archive=form.cleaned_data["archive"])
-        except (ArchiveRejected, BotFolderError, BotNameTaken) as refused:
-            form.add_error("archive", str(refused))
+        except (
+            ArchiveRejected,
+            BotFolderError,
+            BotNameTaken,
+            arena_services.SubmissionsExhausted,
+        ) as refused:
+            form.add_error("archive", str(refused))  # hourly submissions and build time included
         else:
             messages.success(request, f"Stored {version.bot.name} v{version.number}; it is qualifying now.")
             return redirect("web:bot", name=version.bot.name)
