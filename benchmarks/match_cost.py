@@ -401,7 +401,7 @@ def examples_copy(side: Side, cache: dict[str, Path]) -> Path:
     shutil.copytree(side.tree / "bots" / "examples", target, ignore=shutil.ignore_patterns("node_modules"))
     for lock in target.glob("*/package-lock.json"):
         key = lock.read_text()
-        if key in cache:
+        if key in cache and cache[key].is_dir():  # a tree that builds house bots in a copy leaves none
             shutil.copytree(cache[key], lock.parent / "node_modules", symlinks=True)
         else:
             cache[key] = lock.parent / "node_modules"

@@ -224,7 +224,16 @@ def prepare() -> dict[str, Any]:
     owner, _ = get_user_model().objects.get_or_create(username="house")
     examples = Path(os.environ.get("MATCH_COST_EXAMPLES") or Path(launcher.ROOT) / "bots" / "examples")
     active, failed = [], {}
-    for name in launcher.EXAMPLES:
+    if not hasattr(launcher, "EXAMPLES"):  # a tree with septet_platform.house: as `septet up` does
+        from septet_platform import house
+
+        house.house_bots_ensure(examples, say=lambda line: print(line, file=sys.stderr))
+        for version in BotVersion.objects.filter(bot__is_house=True).select_related("bot"):
+            if version.status == BotVersion.Status.ACTIVE:
+                active.append(version.bot.name)
+            else:
+                failed[version.bot.name] = f"{version.status}: {version.error_log[-1500:]}"
+    for name in getattr(launcher, "EXAMPLES", ()):
         version = bot_version_submit(owner=owner, archive=pack_folder(examples / name, build_first=True))
         Bot.objects.filter(pk=version.bot_id).update(is_house=True)
         version = bot_version_qualify(version_id=version.pk)
