@@ -11,6 +11,7 @@ var/artifacts/start/ in the repository) for a person to look at.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -85,7 +86,17 @@ class Started:
         started = descendants(self.process.pid)
         if self.process.poll() is None:
             self.process.send_signal(signum)
-            self.process.wait(timeout=90)
+            try:
+                self.process.wait(timeout=90)
+            except subprocess.TimeoutExpired:  # it ignored the signal: stop what it started, then fail
+                for pid, _ in descendants(self.process.pid) | started:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                self.process.kill()
+                self.process.wait()
+                raise AssertionError(
+                    f"the command went on for 90 s after {signal.Signals(signum).name}"
+                ) from None
         assert left_after(started, 10) == set(), "every process the command started has ended"
         assert running_from(self.data) == [], "nothing runs from its data folder"
 
@@ -99,21 +110,17 @@ def _start(
     as_background_job: bool = False,
 ) -> Started:
     """`as_background_job`: with SIGINT and SIGQUIT ignored, as a shell without job control
-    starts `command &`."""
+    starts `command &` (a shell sets them so and execs the command: a preexec_fn would fork this
+    process, whose gRPC threads abort in the child)."""
     web, arena = _free_address(), _free_address()
     data, log = folder / "data", folder / "start.log"
+    shell = ["bash", "-c", "trap '' INT QUIT; exec \"$@\"", "bash"] if as_background_job else []
     process = subprocess.Popen(
-        [*command, "--data", str(data), "--web", web, "--arena", arena, *words],
+        [*shell, *command, "--data", str(data), "--web", web, "--arena", arena, *words],
         env=env if env is not None else _clean_environment(), cwd=cwd,
         stdout=log.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-        preexec_fn=_ignore_interrupts if as_background_job else None,
     )  # fmt: skip
     return Started(process, web, arena, data, log)
-
-
-def _ignore_interrupts() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGQUIT, signal.SIG_IGN)
 
 
 def _environment_of(pid: int) -> dict[str, str]:
