@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections
 
 from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate
-from septet_platform.arena_api.handlers import Behavior, rewrapped, streams_responses
+from septet_platform.arena_api.handlers import Behavior, ServiceInterceptor, rewrapped, streams_responses
 from septet_platform.arena_api.streams import StreamLimiter, StreamsExhausted
 
 SERVICE = "/septet.v1.Arena/"
@@ -114,22 +114,16 @@ def _stream_key(user: AbstractBaseUser | None, context: grpc.ServicerContext) ->
     return "peer:" + context.peer().rsplit(":", 1)[0]
 
 
-class ArenaAuthInterceptor(grpc.ServerInterceptor):
+class ArenaAuthInterceptor(ServiceInterceptor):
     """Authenticates Arena calls and bounds their streams (see the module docstring); other
     services pass untouched."""
+
+    service = SERVICE
 
     def __init__(self, limiter: StreamLimiter) -> None:
         self.limiter = limiter
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or not method.startswith(SERVICE):
-            return handler
+    def rewrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         required = method in USER_REQUIRED
 
         def wrap(behavior: Behavior, kind: str) -> Behavior:

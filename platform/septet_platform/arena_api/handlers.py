@@ -2,7 +2,8 @@
 
 grpc's ServerInterceptor returns a handler, and a handler is one of four kinds (unary or stream
 in, unary or stream out) with its own constructor. An interceptor that wraps the behaviour (or
-the request parser) builds the same kind again around its wrapper: this is that step, once.
+the request parser) builds the same kind again around its wrapper: `rewrapped` is that step, and
+`ServiceInterceptor` the part every such interceptor shares (one service's methods only).
 """
 
 from __future__ import annotations
@@ -50,3 +51,24 @@ def rewrapped(
                 response_serializer=handler.response_serializer,
             )
     raise ValueError(f"a method handler of no known kind: {handler!r}")
+
+
+class ServiceInterceptor(grpc.ServerInterceptor):
+    """Rewraps the handlers of one service's methods (`service`: its "/package.Service/" prefix)
+    with `rewrap`; every other method, and a method no servicer has, passes untouched."""
+
+    service: str
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or not method.startswith(self.service):
+            return handler
+        return self.rewrap(handler, method)
+
+    def rewrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        raise NotImplementedError

@@ -28,7 +28,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from septet_platform.arena_api.auth import SERVICE
-from septet_platform.arena_api.handlers import rewrapped, streams_requests
+from septet_platform.arena_api.handlers import ServiceInterceptor, rewrapped, streams_requests
 from septet_platform.arena_api.selectors import BAD_PAGE_TOKEN, MAX_PAGE_TOKEN
 
 MAX_TEXT = 150
@@ -116,19 +116,13 @@ def _streamed(behavior: Callable[..., Any]) -> Callable[[Iterator[Any], grpc.Ser
     return call
 
 
-class ArenaInputInterceptor(grpc.ServerInterceptor):
+class ArenaInputInterceptor(ServiceInterceptor):
     """Refuses unparsable or out-of-range Arena requests (see the module docstring); other
     services pass untouched."""
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or not method.startswith(SERVICE):
-            return handler
+    service = SERVICE
+
+    def rewrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         return rewrapped(
             handler,
             lambda behavior, kind: _streamed(behavior) if streams_requests(kind) else _single(behavior),
