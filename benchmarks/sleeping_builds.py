@@ -27,6 +27,7 @@ About 7-8 minutes a side on two cores (the house bots qualify first).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -291,18 +292,13 @@ def unpack_commit(reference: str, target: Path) -> Path:
 
 
 def environment_for(tree: Path, target: Path) -> str:
-    """This environment copied as hard links, its editable install's finder pointing at `tree`
-    (a new file; the original stays): sandboxed bots import the SDK through that finder, so a
-    PYTHONPATH alone would hand them this checkout's. Its Python."""
-    source = Path(sys.prefix)
-    if source == Path(sys.base_prefix):
-        raise SystemExit("--before needs this benchmark run from the project's virtual environment")
-    subprocess.run(["cp", "-al", str(source), str(target)], check=True)
-    for finder in target.glob("lib/python*/site-packages/__editable__*finder.py"):
-        text = finder.read_text()
-        finder.unlink()
-        finder.write_text(text.replace(str(ROOT), str(tree)))
-    return str(target / "bin" / "python")
+    """This environment with `tree`'s packages, as match_cost.py makes it for its --before side
+    (loaded from its file: this folder is kept off sys.path)."""
+    spec = importlib.util.spec_from_file_location("match_cost", Path(__file__).with_name("match_cost.py"))
+    assert spec is not None and spec.loader is not None
+    match_cost = sys.modules.setdefault("match_cost", importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(match_cost)  # registered first: its dataclasses look their module up
+    return str(match_cost.environment_for(tree, target))
 
 
 def _print(label: str, calm: Phase, attacked: Phase, after: Phase) -> None:
