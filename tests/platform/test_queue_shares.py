@@ -141,17 +141,7 @@ def test_a_real_worker_behind_fifty_ladder_matches_runs_qualification_tournament
         sent[tournament_match_run_task.apply_async((30_000,), connection=broker).id] = "tournament"
         sent[bot_version_qualify_task.apply_async((house.pk,), connection=broker).id] = "qualification"
 
-    worker = worker_start(
-        ",".join(settings.SEPTET_MATCH_QUEUES),
-        queue,
-        redis_url=private_redis_url,
-        concurrency=1,
-        log_level="info",
-    )
-    try:
-        ran = _tasks_run(worker, sent, count=len(sent))
-    finally:
-        worker_stop(worker)
+    ran = _played_by_one_thread(private_redis_url, queue, sent, count=len(sent))
 
     assert ran[:3] == ["qualification", "tournament", "challenge"]
     assert ran[3:] == [f"ladder {number}" for number in range(50)]
@@ -174,20 +164,22 @@ def test_a_real_worker_behind_a_full_challenge_queue_plays_ladder_matches(privat
             )
             sent[challenge.id] = "challenge"
 
-    worker = worker_start(
-        ",".join(settings.SEPTET_MATCH_QUEUES),
-        queue,
-        redis_url=private_redis_url,
-        concurrency=1,
-        log_level="info",
-    )
-    try:
-        ran = _tasks_run(worker, sent, count=15)
-    finally:
-        worker_stop(worker)
+    ran = _played_by_one_thread(private_redis_url, queue, sent, count=15)
 
     assert ran.count("ladder") == 6, ran
     assert "challenge" * 3 not in "".join(ran), ran
+
+
+def _played_by_one_thread(redis_url: str, name: str, sent: dict[str, str], count: int) -> list[str]:
+    """What a worker named `name` (one thread, the match workers' queues, as the launcher and
+    deploy/ start them) ran first of `sent`, `count` of them, in order; the worker is stopped."""
+    worker = worker_start(
+        ",".join(settings.SEPTET_MATCH_QUEUES), name, redis_url=redis_url, concurrency=1, log_level="info"
+    )
+    try:
+        return _tasks_run(worker, sent, count=count)
+    finally:
+        worker_stop(worker)
 
 
 def _tasks_run(worker: subprocess.Popen[str], sent: dict[str, str], count: int) -> list[str]:
