@@ -34,6 +34,7 @@ from referee.engine.games.base import (
     DecisionKind,
     Event,
     Game,
+    GameError,
     Result,
     competition_ranks,
     rebuilt_by_init,
@@ -212,6 +213,44 @@ class TurnAwarePlayer(Protocol):
     def decide_turn(self, turn: Turn, info_state: Any, legal_actions: tuple[Action, ...]) -> Action: ...
 
 
+@dataclass(frozen=True, slots=True)
+class SeatClock:
+    """One asked seat's clock when it is asked: seconds for this decision before its bank is
+    drawn on, and the bank left (None for both when the seat is untimed)."""
+
+    seat: int
+    decision_time: float | None
+    bank_time: float | None
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """A decision the loop is about to ask: its kind and each asked seat's clock (a forfeited
+    seat, played by the fallback policy, is not asked)."""
+
+    kind: DecisionKind
+    clocks: tuple[SeatClock, ...]
+
+    @property
+    def seats(self) -> tuple[int, ...]:
+        return tuple([clock.seat for clock in self.clocks])
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt_by_init(self)
+
+
+class MatchObserver(Protocol):
+    """Watches a match as it is played (the platform's live stream): `step` is called with the
+    replay events that happened since its last call, just before the loop asks seats a decision
+    (`asking`), and once more when the game is over (`asking` None). It runs on the loop's
+    thread, so it must be quick; what it raises is ignored (a viewer must never stop a match)."""
+
+    def step(self, events: Sequence[Event], asking: Asking | None) -> None: ...
+
+
 _Answer = tuple[Any, BaseException | None, float]
 """What a player call gave: (its answer, or the exception it raised, and the seconds it took)."""
 
@@ -223,7 +262,7 @@ class _Seats:
         self,
         game: Game,
         players: Sequence[Player],
-        time_control: TimeControl | None,
+        time_controls: Sequence[TimeControl | None],
         clock: Callable[[], float],
         events: list[Event],
         match_id: str,
@@ -232,12 +271,13 @@ class _Seats:
     ) -> None:
         self.game = game
         self.players = players
-        self.time_control = time_control
+        self.time_controls = time_controls
+        """Each seat's time control (None: untimed)."""
         self.clock = clock
         self.events = events
         self.match_id = match_id
-        self.banks = [time_control.bank if time_control else 0.0] * len(players)
-        self.budgets = [time_control.seat_budget if time_control else 0.0] * len(players)
+        self.banks = [control.bank if control else 0.0 for control in time_controls]
+        self.budgets = [control.seat_budget if control else 0.0 for control in time_controls]
         """Seconds each seat has left of its whole-match budget."""
         self.forfeits: dict[int, Forfeit] = {}
         self.decisions = 0
@@ -254,7 +294,7 @@ class _Seats:
         if seat in self.forfeits:
             return self.game.greedy(info, legal), None
         self.decisions += 1
-        if self.turn_aware[seat] or self.time_control is not None:
+        if self.turn_aware[seat] or self.time_controls[seat] is not None:
             return self._settle(seat, info, legal, self._call(kind, seat, info, legal))
         clock = self.clock
         player: Any = self.players[seat]
@@ -325,21 +365,32 @@ class _Seats:
     def _turn(self, kind: DecisionKind, seat: int) -> Turn:
         """The decision's context; its decision time and bank never exceed the seat's match budget
         left, so a player's deadline (the gRPC one) ends the call before the budget runs out."""
-        if self.time_control is None:
-            return Turn(self.match_id, self.game.id, seat, kind, None, None)
-        left = max(self.budgets[seat], 0.0)
-        decision_time = min(self.time_control.per_decision, left)
-        bank_time = min(self.banks[seat], left - decision_time)
+        decision_time, bank_time = self.clock_of(seat)
         return Turn(self.match_id, self.game.id, seat, kind, decision_time, bank_time)
+
+    def clock_of(self, seat: int) -> tuple[float | None, float | None]:
+        """(decision time, bank) the seat would be given if asked now; (None, None) untimed."""
+        control = self.time_controls[seat]
+        if control is None:
+            return None, None
+        left = max(self.budgets[seat], 0.0)
+        decision_time = min(control.per_decision, left)
+        return decision_time, min(self.banks[seat], left - decision_time)
+
+    def asking(self, kind: DecisionKind, seats: Sequence[int]) -> Asking:
+        """The observer's view of a decision about to be asked of `seats` (forfeited ones left out)."""
+        clocks = [SeatClock(seat, *self.clock_of(seat)) for seat in seats if seat not in self.forfeits]
+        return Asking(kind, tuple(clocks))
 
     def _settle(
         self, seat: int, info: Any, legal: tuple[Action, ...], answer: _Answer
     ) -> tuple[Action, int | None]:
         action, error, elapsed = answer
-        if self.time_control is not None:
+        control = self.time_controls[seat]
+        if control is not None:
             self.budgets[seat] -= elapsed
             if self.budgets[seat] < 0:  # past its budget, whatever it answered (or its deadline)
-                budget = self.time_control.seat_budget
+                budget = control.seat_budget
                 reason = f"used up its match budget of {budget:.1f} s (this decision took {elapsed:.3f} s)"
                 return self._forfeit(seat, Status.TIMEOUT, reason, info, legal)
         if isinstance(error, PlayerTimeout):
@@ -350,8 +401,8 @@ class _Seats:
             return self._forfeit(seat, Status.ERROR, str(error), info, legal)
         if error is not None:
             return self._forfeit(seat, Status.ERROR, f"raised {type(error).__name__}: {error}", info, legal)
-        if self.time_control is not None:
-            over = elapsed - self.time_control.per_decision
+        if control is not None:
+            over = elapsed - control.per_decision
             if over > self.banks[seat]:
                 reason = f"took {elapsed:.3f} s, more than its decision time and bank allowed"
                 return self._forfeit(seat, Status.TIMEOUT, reason, info, legal)
@@ -394,13 +445,17 @@ def play_match(
     clock: Callable[[], float] = time.perf_counter,
     match_id: str | None = None,
     ask_forced: bool = True,
+    seat_time_controls: Mapping[int, TimeControl] | None = None,
+    observer: MatchObserver | None = None,
 ) -> MatchResult:
     """Plays one game of `game` with `players` in seat order; returns its result and replay.
 
     `clock` times each decision (inject a deterministic one for byte-identical replays).
-    `time_control` None means in-process players are not timed out. `ask_forced=False` applies
-    every forced decision without asking, as the referee once did (benchmarks/forced_timing.py
-    measures the timing channel that opens).
+    `time_control` None means in-process players are not timed out; `seat_time_controls` gives
+    some seats their own (a person at a table of bots thinks longer than a bot), recorded on
+    their seat in the replay. `ask_forced=False` applies every forced decision without asking, as
+    the referee once did (benchmarks/forced_timing.py measures the timing channel that opens).
+    `observer` sees the events as they happen (`MatchObserver`).
     """
     if isinstance(game, str):
         game = get_game(game)
@@ -409,13 +464,19 @@ def play_match(
     rng = random.Random(seed)
     events: list[Event] = []
     names = [player.name for player in players]
-    seats = _Seats(game, players, time_control, clock, events, match_id or "", ask_forced=ask_forced)
+    own_controls = dict(seat_time_controls or {})
+    if any(seat not in range(len(players)) for seat in own_controls):
+        raise GameError(f"seat_time_controls names a seat outside 0-{len(players) - 1}")
+    controls = [own_controls.get(seat, time_control) for seat in range(len(players))]
+    seats = _Seats(game, players, controls, clock, events, match_id or "", ask_forced=ask_forced)
+    published = 0
+    """Events the observer has been shown."""
     to_move, legal_actions, apply = game.to_move, game.legal_actions, game.apply
     information_state, sample_chance = game.information_state, game.sample_chance
     forced = 0
     started = time.perf_counter()
     for seat, player in enumerate(players):
-        start = MatchStart(match_id or "", game.id, seat, len(players), checked_options, names, time_control)
+        start = MatchStart(match_id or "", game.id, seat, len(players), checked_options, names, controls[seat])
         _notify(player, "start_match", start)
     kind_of: DecisionKind | None = None
     kind = ""
@@ -443,6 +504,8 @@ def play_match(
                                        "forced": True})  # fmt: skip
                         events.extend(state.events)
                         continue
+                if observer is not None and seat not in seats.forfeits:
+                    published = _observe(observer, events, published, seats.asking(kind_of, (seat,)))
                 action, micros = seats.ask_one(kind_of, seat, information_state(state, seat), legal)
                 state = apply(state, seat, action)
                 event: Event = {"type": "action", "seat": seat, "kind": kind, "action": action}
@@ -467,6 +530,11 @@ def play_match(
                         continue
                 asks.append((seat, information_state(state, seat), legal))
             if asks:
+                if observer is not None:
+                    asked_seats = [seat for seat, _, _ in asks if seat not in seats.forfeits]
+                    if asked_seats:
+                        asking = seats.asking(decision.kind, asked_seats)
+                        published = _observe(observer, events, published, asking)
                 asked = seats.ask(decision.kind, asks)
                 for (seat, _, legal), (action, micros) in zip(asks, asked, strict=True):
                     how: dict[str, int | bool] = {"forced": True} if len(legal) == 1 else {}
@@ -480,6 +548,8 @@ def play_match(
                 events.extend(state.events)
     finally:
         seats.close()
+    if observer is not None:
+        _observe(observer, events, published, None)
 
     game_result = game.result(state)
     assert game_result is not None, "a game with no decision left must have a result"
@@ -495,7 +565,7 @@ def play_match(
         "game": game.id,
         "options": checked_options,
         "seed": seed,
-        "seats": [{"seat": seat, "name": name} for seat, name in enumerate(names)],
+        "seats": [_seat_entry(seat, name, own_controls.get(seat)) for seat, name in enumerate(names)],
         "time_control": time_control.to_json() if time_control else None,
         "events": events,
         "forfeits": [seats.forfeits[seat].to_json() for seat in forfeited],
@@ -511,6 +581,22 @@ def play_match(
         seconds=time.perf_counter() - started,
         names=names,
     )
+
+
+def _seat_entry(seat: int, name: str, own_control: TimeControl | None) -> dict[str, Any]:
+    """A seat of the replay: its number and name, and its own time control if it had one."""
+    entry: dict[str, Any] = {"seat": seat, "name": name}
+    if own_control is not None:
+        entry["time_control"] = own_control.to_json()
+    return entry
+
+
+def _observe(observer: MatchObserver, events: list[Event], published: int, asking: Asking | None) -> int:
+    """Shows the observer the events since `published` and what is asked next; the number of
+    events shown so far. An observer's failure is ignored: a viewer never stops a match."""
+    with contextlib.suppress(Exception):
+        observer.step(events[published:], asking)
+    return len(events)
 
 
 def _notify(player: Player, hook: str, payload: MatchStart | MatchEnd) -> None:
