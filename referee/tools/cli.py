@@ -59,12 +59,16 @@ from referee.tools.botfolder import (
 from referee.tools.check import EXPECTED, CheckPlan, GameReport, check_games, passed, table_sizes
 from referee.tools.check import untested as check_untested
 from referee.tools.check import verdict as check_verdict
+from referee.tools.human_seat import NAME as HUMAN
+from referee.tools.human_seat import HumanSeat
 from referee.tools.lineup import BotSpec, Lineup, parse_bot
 from referee.tools.sandbox import describe_limits
 from referee.tools.series import Summary, Table, schedule, seats_for
 from referee.tools.viewer import view_replay_file
 
 USAGE_ERROR = 2
+DEFAULT_GAMES = 10
+"""Seeds `septet match` plays by default (one game when a person sits at the table)."""
 VERIFY_FAILED = 1
 CHECK_GAMES = 1
 """Seeds per table size `septet check` plays by default (more while a situation is unseen)."""
@@ -83,6 +87,7 @@ examples:
   septet match --game oh7 127.0.0.1:50052 greedy greedy
   septet match --game black-sevens --games 200 --duplicate greedy random
   septet match --game oh7 --games 50 --seed 7 --replays replays/ --json greedy random random
+  septet match --game oh-hell human bots/mine greedy      (you play a seat, at the terminal)
 """
 
 
@@ -112,7 +117,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     match.add_argument("--game", required=True, metavar="GAME", help="game id (see 'septet rules')")
     match.add_argument("--players", type=int, metavar="N", help="seats at the table (default: one per bot)")
-    match.add_argument("--games", type=int, default=10, metavar="K", help="seeds to play (default: 10)")
+    match.add_argument(
+        "--games", type=int, metavar="K", help="seeds to play (default: 10; 1 with a human seat)"
+    )
     match.add_argument("--seed", type=int, metavar="S", help="first seed; game k uses S+k (default: random)")
     match.add_argument(
         "--duplicate", action="store_true", help="play every seat rotation of each seed (K x N games)"
@@ -136,8 +143,8 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="BOT",
         help=f"built-in ({', '.join(BUILTIN_PLAYERS)}), a bot folder (one process per seat, never reused "
-        "for another rotation of a deal), or an address (host:port, unix:/path: your own bot, which then "
-        "serves every seat it is given)",
+        "for another rotation of a deal), an address (host:port, unix:/path: your own bot, which then "
+        f"serves every seat it is given), or {HUMAN}: you, at the terminal (one seat, untimed)",
     )
 
     replay_cmd = commands.add_parser("replay", help="work with replay files")
@@ -312,8 +319,10 @@ def _match(args: argparse.Namespace, out: Console) -> int:
     options = game.check_options(_parse_options(args.option))
     specs = [parse_bot(word) for word in args.bots]
     num_seats = seats_for(game, len(specs), args.players)
+    human = _human_seat(args, specs, num_seats)
     seed = args.seed if args.seed is not None else secrets.randbelow(1_000_000)
-    tables = schedule(num_seats, len(specs), args.games, seed, args.duplicate)
+    games = args.games if args.games is not None else 1 if human else DEFAULT_GAMES
+    tables = schedule(num_seats, len(specs), games, seed, args.duplicate)
     time_control = TimeControl(args.decision_time, args.bank)
     if args.replays is not None:
         try:
@@ -321,9 +330,29 @@ def _match(args: argparse.Namespace, out: Console) -> int:
         except OSError as error:
             raise UsageError(f"cannot create {args.replays}: {error.strerror}") from None
     run = local_runs.local_run(args, has_folders=any(spec.kind == "folder" for spec in specs))
-    with Lineup(specs, game, sandbox=run.sandbox, env=run.env) as lineup:
+    with Lineup(specs, game, sandbox=run.sandbox, env=run.env, human=human) as lineup:
         labels = _labels(lineup.specs)  # a bot given by address under the name it reports
         return _play_series(args, out, game, options, labels, lineup, tables, seed, num_seats, time_control)
+
+
+def _human_seat(args: argparse.Namespace, specs: Sequence[BotSpec], num_seats: int) -> HumanSeat | None:
+    """The person at the terminal when a BOT word is `human`. One terminal is one seat: two
+    `human` seats (or one repeated to fill the table) would show each other's hand, and a
+    duplicate set would deal the same cards to the person again; `--json` is for scripts."""
+    humans = [index for index, spec in enumerate(specs) if spec.kind == "human"]
+    if not humans:
+        return None
+    seated = sum(1 for seat in range(num_seats) if seat % len(specs) in humans)
+    if seated > 1:
+        raise UsageError(
+            f"{HUMAN} would sit in {seated} seats of this {num_seats}-player table: one terminal plays "
+            "one seat (name a bot for each other seat)"
+        )
+    if args.duplicate:
+        raise UsageError(f"--duplicate deals each seed again to every seat: {HUMAN} would know the cards")
+    if args.json:
+        raise UsageError(f"--json is for scripts; {HUMAN} plays at the terminal")
+    return HumanSeat()
 
 
 def _labels(specs: Sequence[BotSpec]) -> list[str]:
@@ -349,9 +378,16 @@ def _play_series(
     def play(table: Table) -> MatchResult:
         players = lineup.players(table.seating, table.seed)
         match_id = new_match_id()  # random: a bot learns nothing of the seed from it
+        if lineup.human is None:
+            return play_match(
+                game, players, seed=table.seed, options=options, time_control=time_control, match_id=match_id
+            )
+        # The person is untimed; every bot keeps its time control (recorded on its seat).
+        bots = {seat: time_control for seat, player in enumerate(players) if player is not lineup.human}
         return play_match(
-            game, players, seed=table.seed, options=options, time_control=time_control, match_id=match_id
-        )
+            game, players, seed=table.seed, options=options, seat_time_controls=bots, match_id=match_id,
+            observer=lineup.human,
+        )  # fmt: skip
 
     summary = Summary.start(game, labels, num_seats=num_seats, seed=seed, duplicate=args.duplicate)
     err = Console(stderr=True)
@@ -363,7 +399,7 @@ def _play_series(
         TimeRemainingColumn(),
         console=err,
         transient=True,
-        disable=args.json or not err.is_terminal,
+        disable=args.json or not err.is_terminal or lineup.human is not None,  # no bar over the table
     )
     with progress:
         task = progress.add_task("games", total=len(tables))

@@ -12,6 +12,9 @@ else its address. Given a `Sandbox`, bot folders run inside it as on the platfor
 a build step as its sandbox-built copy (`referee.tools.local_runs`, which also decides whether the
 commands sandbox: by default they do); without one they run as plain processes of the caller's,
 with only the environment a runtime needs. Either way `env` is added to every folder's bot.
+
+`human` is the person at the terminal (`referee.tools.human_seat`): only a caller that can seat
+one (`septet match`) gives the Lineup its player; `septet check` and `compare` refuse it.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from referee.tools.botfolder import (
     wait_until_serving,
 )
 from referee.tools.grpc_player import GrpcPlayer
+from referee.tools.human_seat import NAME as HUMAN
+from referee.tools.human_seat import HumanSeat
 from referee.tools.local_runs import prepared_for_sandbox
 from referee.tools.sandbox import Sandbox, SandboxError
 
@@ -57,7 +62,7 @@ class BotSpec:
     """One BOT word: what it is and the name it plays under."""
 
     text: str
-    kind: str  # "builtin", "folder" or "address"
+    kind: str  # "builtin", "human", "folder" or "address"
     name: str
 
 
@@ -65,6 +70,8 @@ def parse_bot(text: str) -> BotSpec:
     """Classifies a BOT word; a word that is none of the three raises GameError saying so."""
     if text in BUILTIN_PLAYERS:
         return BotSpec(text, "builtin", text)
+    if text == HUMAN:
+        return BotSpec(text, "human", text)
     if is_bot_folder(text):
         try:
             return BotSpec(text, "folder", load_manifest(text).name)
@@ -76,7 +83,7 @@ def parse_bot(text: str) -> BotSpec:
         return BotSpec(text, "address", text)
     raise GameError(
         f"unknown bot {text!r}: give a built-in bot ({', '.join(BUILTIN_PLAYERS)}), "
-        "a bot folder, or an address (host:port, unix:/path)"
+        f"a bot folder, an address (host:port, unix:/path), or {HUMAN} (you, in septet match)"
     )
 
 
@@ -129,6 +136,7 @@ class Lineup:
         *,
         sandbox: Sandbox | None = None,
         env: Mapping[str, str] | None = None,
+        human: HumanSeat | None = None,
     ) -> None:
         self.specs = list(specs)
         """The bots; an address's name is the one it reports once `start` asked it."""
@@ -136,6 +144,10 @@ class Lineup:
         self.sandbox = sandbox
         self.env = dict(env or {})
         """Variables every folder's bot gets on purpose (`--env`), sandboxed or not."""
+        self.human = human
+        """The person at the terminal, for a `human` seat (only `septet match` seats one)."""
+        if human is None and any(spec.kind == "human" for spec in specs):
+            raise GameError(f"{HUMAN} plays only in septet match (a person at the terminal)")
         self._manifests: dict[str, Manifest] = {}
         """What each folder's processes start from: in a sandbox, a folder with a build step is
         its sandbox-built copy (`start` prepares it once)."""
@@ -201,6 +213,8 @@ class Lineup:
                 players.append(process.player)
             elif spec.kind == "builtin":
                 players.append(builtin_player(spec.text, self.game, seed, seat))
+            elif spec.kind == "human" and self.human is not None:
+                players.append(self.human)
             else:
                 players.append(self._address_player(spec))
         self._trim_idle(seed, seating)
