@@ -1,8 +1,9 @@
 """The files under deploy/ parse, agree with each other, and run only what the project really has.
 
 Every command a container, pod or unit runs is checked against the real entry points: gunicorn's
-own option parser and the WSGI module, `django-admin` subcommands with their own argument parsers,
-Celery's app and the queue names the settings route tasks to. Every environment variable they set
+own option parser and worker class loader, uvicorn's own loading of the ASGI application, `django-admin`
+subcommands with their own argument parsers, Celery's app and the queue names the settings route
+tasks to. Every environment variable they set
 is one the settings (or a bot runtime) actually read. And a wheel built as the image builds it
 carries the templates and static files the site serves.
 """
@@ -10,7 +11,9 @@ carries the templates and static files the site serves.
 from __future__ import annotations
 
 import configparser
+import importlib
 import importlib.util
+import inspect
 import re
 import shlex
 import subprocess
@@ -29,13 +32,17 @@ DEPLOY = ROOT / "deploy"
 KUBERNETES = DEPLOY / "kubernetes"
 SYSTEMD = DEPLOY / "systemd"
 VENV_BIN = "/opt/septet/.venv/bin/"
+SITE_APPLICATION = "septet_platform.asgi:application"
+SITE_WORKER_CLASS = "septet_platform.asgi_worker.SiteWorker"
 
 
 def _env_names_read_by_the_project() -> set[str]:
     """Names the settings read with os.environ, plus what the runtimes themselves read."""
     names = {"DJANGO_SETTINGS_MODULE", "PYTHONUNBUFFERED"}
     pattern = re.compile(r"os\.environ(?:\.get)?[\[(]\s*\"([A-Z_]+)\"")
-    for path in (ROOT / "platform" / "septet_platform" / "settings").glob("*.py"):
+    sources = [*(ROOT / "platform" / "septet_platform" / "settings").glob("*.py")]
+    sources.append(ROOT / "platform" / "septet_platform" / "asgi.py")  # SEPTET_WEB_THREADS
+    for path in sources:
         names |= set(pattern.findall(path.read_text()))
     if "SEPTET_PROTOS" in (ROOT / "bots" / "examples" / "node-random" / "bot.js").read_text():
         names.add("SEPTET_PROTOS")  # where the Node.js example reads the protos at run time
@@ -52,15 +59,7 @@ def check_command(argv: list[str]) -> str:
         return "+".join(roles)
     program = argv[0].removeprefix(VENV_BIN)
     if program == "gunicorn":
-        from gunicorn.config import Config
-
-        parsed = Config().parser().parse_args(argv[1:])
-        module, _, attribute = parsed.args[0].partition(":")
-        spec = importlib.util.find_spec(module)
-        assert spec and spec.origin, f"gunicorn app module {module} does not exist"
-        assert re.search(rf"^{attribute} = ", Path(spec.origin).read_text(), re.M), (
-            f"{module} has no {attribute}"
-        )
+        _check_site(argv[1:])
         return "web"
     if program == "django-admin":
         name, options = argv[1], argv[2:]
@@ -84,6 +83,40 @@ def check_command(argv: list[str]) -> str:
     raise AssertionError(f"{argv[0]} is not one of the project's entry points")
 
 
+def _check_site(args: list[str]) -> None:
+    """The site's command: gunicorn's options as gunicorn reads them, its worker class loaded as
+    gunicorn loads it (uvicorn's, the site's own), and the application loaded by uvicorn itself with
+    that worker's configuration, which must find an ASGI 3 application (live streams are a
+    coroutine per viewer; a WSGI app would hold a thread per viewer)."""
+    import uvicorn
+    from gunicorn.config import Config
+    from uvicorn_worker import UvicornWorker
+
+    config = Config()
+    parsed = config.parser().parse_args(args)
+    for name, value in vars(parsed).items():  # as gunicorn's own Application.load_config does
+        if name != "args" and value is not None:
+            config.set(name.lower(), value)
+    assert parsed.args == [SITE_APPLICATION], f"the site runs {SITE_APPLICATION}, not {parsed.args}"
+    assert config.settings["worker_class"].get() == SITE_WORKER_CLASS, "uvicorn, with the site's stop"
+    assert parsed.threads is None, "pages take SEPTET_WEB_THREADS threads inside the app, not --threads"
+    worker_class = config.worker_class
+    assert issubclass(worker_class, UvicornWorker), worker_class
+    loaded = uvicorn.Config(SITE_APPLICATION, log_config=None, **worker_class.CONFIG_KWARGS)
+    loaded.load()
+    assert loaded.interface == "asgi3", loaded.interface
+    module, _, attribute = SITE_APPLICATION.partition(":")
+    assert inspect.iscoroutinefunction(getattr(importlib.import_module(module), attribute))
+
+
+def _celery_option(argv: list[str], *names: str) -> str:
+    """The value of a `celery worker` option given as `NAME VALUE`."""
+    for index, word in enumerate(argv):
+        if word in names:
+            return argv[index + 1]
+    raise AssertionError(f"no {names[0]} in {argv}")
+
+
 def _kubernetes_documents() -> list[dict[str, Any]]:
     documents = []
     for path in sorted(KUBERNETES.glob("*.yaml")):
@@ -93,17 +126,60 @@ def _kubernetes_documents() -> list[dict[str, Any]]:
 
 
 def _roles_of_a_whole_installation() -> dict[str, str]:
-    """Each role an installation runs, by the name compose and the README give it; the worker
-    and the builder between them consume every queue the settings route tasks to (a queue nobody
-    consumes is never played), the builder the builds alone (a build never holds a match slot)."""
+    """Each role an installation runs, by the name compose and the README give it; the worker,
+    the builder and the tables worker between them consume every queue the settings route tasks to
+    (a queue nobody consumes is never played), the builder the builds alone (a build never holds a
+    match slot), the tables worker the tables alone (a person's long game never holds one either)."""
     return {
         "migrate": "migrate+ladders",
         "web": "web",
         "grpc": "grpc",
         "worker": "worker:" + ",".join(sorted(settings.SEPTET_MATCH_QUEUES)),
         "builder": "worker:" + settings.SEPTET_BUILD_QUEUE,
+        "tables": "worker:" + settings.SEPTET_TABLE_QUEUE,
         "beat": "beat",
     }
+
+
+def _readme_roles() -> dict[str, list[list[str]]]:
+    """The README's role table: each role's command, split at `&&`."""
+    rows = re.findall(r"^\| (\w+) \| `([^`]+)` \|", (DEPLOY / "README.md").read_text(), re.M)
+    return {name: [shlex.split(part) for part in command.split("&&")] for name, command in rows}
+
+
+def _commands_of_every_form() -> dict[str, dict[str, list[str]]]:
+    """Every long-running command deploy/ runs, by form and by the name it has there."""
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    lines = (DEPLOY / "Dockerfile").read_text().replace("\\\n", " ").splitlines()
+    cmd = [line.split(maxsplit=1)[1] for line in lines if line.startswith("CMD ")]
+    return {
+        "compose": {name: service["command"] for name, service in compose.items() if "build" in service},
+        "kubernetes": {
+            doc["metadata"]["name"]: container["command"]
+            for doc in _kubernetes_documents()
+            if doc["kind"] == "Deployment"
+            for container in doc["spec"]["template"]["spec"]["containers"]
+        },
+        "systemd": {
+            path.name: shlex.split(_unit(path)["Service"]["ExecStart"])
+            for path in sorted(SYSTEMD.glob("*.service"))
+        },
+        "Dockerfile": {"CMD": yaml.safe_load(cmd[0])},
+        "README": {name: parts[0] for name, parts in _readme_roles().items() if len(parts) == 1},
+    }
+
+
+def _where(form: str, role: str) -> str:
+    """The name `role` has in `form`."""
+    return {
+        "compose": role,
+        "kubernetes": f"septet-{role}",
+        "systemd": {"worker": "septet-worker@.service", "grpc": "septet-arena.service"}.get(
+            role, f"septet-{role}.service"
+        ),
+        "Dockerfile": "CMD",
+        "README": role,
+    }[form]
 
 
 # Compose -----------------------------------------------------------------------------------------
@@ -116,7 +192,7 @@ def test_compose_runs_every_role_once_with_real_commands_and_known_settings() ->
         name: check_command(service["command"]) for name, service in services.items() if "build" in service
     }
 
-    assert set(services) == {"postgres", "redis", "migrate", "web", "grpc", "worker", "builder", "beat"}
+    assert set(services) == {"postgres", "redis", *_roles_of_a_whole_installation()}
     assert roles == _roles_of_a_whole_installation()
     assert services["beat"]["deploy"]["replicas"] == 1
     for name, service in services.items():
@@ -127,6 +203,7 @@ def test_compose_runs_every_role_once_with_real_commands_and_known_settings() ->
     assert services["web"]["environment"]["SECRET_KEY"].startswith("${SECRET_KEY:?"), "no default secret"
     assert "SYS_ADMIN" in services["worker"]["cap_add"], "the sandbox needs namespaces in the worker"
     assert "SYS_ADMIN" in services["builder"]["cap_add"], "and in the builder"
+    assert "SYS_ADMIN" in services["tables"]["cap_add"], "and in the tables worker (its bots are sandboxed)"
 
 
 def test_compose_has_no_fixed_password_and_redis_requires_one() -> None:
@@ -154,11 +231,7 @@ def test_compose_has_no_fixed_password_and_redis_requires_one() -> None:
 
 def test_the_readme_role_table_runs_the_same_commands_as_the_compose_file() -> None:
     """An organiser copies these commands by hand: each must be a real entry point."""
-    rows = re.findall(r"^\| (\w+) \| `([^`]+)` \|", (DEPLOY / "README.md").read_text(), re.M)
-    roles = {
-        name: "+".join(check_command(shlex.split(part)) for part in command.split("&&"))
-        for name, command in rows
-    }
+    roles = {name: "+".join(check_command(part) for part in parts) for name, parts in _readme_roles().items()}
 
     assert roles == _roles_of_a_whole_installation()
 
@@ -213,6 +286,7 @@ def test_kubernetes_manifests_are_consistent_and_run_real_commands() -> None:
         "septet-grpc": "grpc",
         "septet-worker": "worker:" + ",".join(sorted(settings.SEPTET_MATCH_QUEUES)),
         "septet-builder": "worker:" + settings.SEPTET_BUILD_QUEUE,
+        "septet-tables": "worker:" + settings.SEPTET_TABLE_QUEUE,
         "septet-beat": "beat",
     }
     assert by_kind["Deployment"]["septet-beat"]["spec"]["replicas"] == 1
@@ -265,6 +339,7 @@ def test_systemd_units_run_real_commands_from_the_install_folder() -> None:
         "septet-web.service": "web",
         "septet-worker@.service": "worker:" + ",".join(sorted(settings.SEPTET_MATCH_QUEUES)),
         "septet-builder.service": "worker:" + settings.SEPTET_BUILD_QUEUE,
+        "septet-tables.service": "worker:" + settings.SEPTET_TABLE_QUEUE,
     }
     assert set(example) <= ENV_NAMES
     assert "%i" in _unit(SYSTEMD / "septet-worker@.service")["Service"]["ExecStart"], "workers named apart"
@@ -288,6 +363,121 @@ def test_production_settings_load_from_the_example_environment_and_refuse_debug(
 
     assert loaded.returncode == 0 and loaded.stdout.strip() == "False", loaded.stderr
     assert refused.returncode != 0 and "refuse to run with DEBUG on" in refused.stderr
+
+
+# Every form: the site, the queues, the tables ----------------------------------------------------
+
+FORMS = ("compose", "kubernetes", "systemd", "Dockerfile", "README")
+
+
+def test_every_form_serves_the_site_as_asgi_under_the_site_worker() -> None:
+    """Live viewers are coroutines, not threads, only if every form runs the ASGI app under uvicorn
+    (the same as `septet up`'s own command)."""
+    from septet_platform.asgi_worker import SiteWorker
+    from septet_platform.launcher import _web_command
+
+    commands = _commands_of_every_form()
+    launcher = _web_command(type("Args", (), {"dev": False, "web": "127.0.0.1:8000"})())
+
+    for form in FORMS:
+        argv = commands[form][_where(form, "web")]
+        assert check_command(argv) == "web", form
+        assert argv[argv.index("--worker-class") + 1] == SITE_WORKER_CLASS, form
+    assert SITE_APPLICATION in launcher and SITE_WORKER_CLASS in launcher, "septet up runs the same"
+    assert SiteWorker.__module__ + "." + SiteWorker.__name__ == SITE_WORKER_CLASS
+
+
+def test_every_queue_the_settings_route_to_is_consumed_and_tables_have_a_pool_of_their_own() -> None:
+    """A queue no form consumes is never played; the tables' queue only on the tables worker, so a
+    person's game (many minutes, mostly waiting) never holds a ladder worker's slot."""
+    from septet_platform.matches import queues, tasks
+
+    routed = {*settings.SEPTET_QUEUES, *queues.TASK_QUEUES.values(), queues.DEFAULT_QUEUE}
+    routed |= {tasks.CHALLENGE_QUEUE, tasks.TABLE_QUEUE}
+    commands = _commands_of_every_form()
+    assert tasks.TABLE_QUEUE == settings.SEPTET_TABLE_QUEUE
+    assert settings.SEPTET_TABLE_QUEUE in settings.SEPTET_QUEUES
+    assert settings.SEPTET_TABLE_QUEUE not in settings.SEPTET_MATCH_QUEUES
+
+    for form in ("compose", "kubernetes", "systemd", "README"):  # the Dockerfile runs the site alone
+        consumed: dict[str, set[str]] = {}
+        for name, argv in commands[form].items():
+            if argv[1:4] == ["-A", "septet_platform", "worker"]:
+                consumed[name] = set(_celery_option(argv, "-Q").split(","))
+        assert set().union(*consumed.values()) == routed, form
+        worker = consumed[_where(form, "worker")]
+        assert settings.SEPTET_TABLE_QUEUE not in worker, f"{form}: the match worker never takes a table"
+        assert consumed[_where(form, "tables")] == {settings.SEPTET_TABLE_QUEUE}, form
+        tables = commands[form][_where(form, "tables")]
+        assert _celery_option(tables, "--pool", "-P") == "threads", f"{form}: a table mostly waits"
+        assert int(_celery_option(tables, "--concurrency", "-c")) >= 1, form
+        assert _celery_option(tables, "-n", "--hostname").startswith("tables@"), form
+
+
+def test_the_tables_worker_has_the_sandbox_rights_of_the_worker_and_an_honest_stop() -> None:
+    """It starts its tables' bots in bubblewrap, so it needs what the match worker needs; and a
+    stop waits for the tables in play long enough, saying that a table still in play is voided."""
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    pods = {
+        doc["metadata"]["name"]: doc["spec"]["template"]["spec"]
+        for doc in _kubernetes_documents()
+        if doc["kind"] == "Deployment"
+    }
+    tables_unit = _unit(SYSTEMD / "septet-tables.service")["Service"]
+
+    for key in ("user", "cap_add", "security_opt"):
+        assert compose["tables"][key] == compose["worker"][key], key
+    assert compose["tables"]["user"] == "0"
+    assert (
+        pods["septet-tables"]["containers"][0]["securityContext"]
+        == pods["septet-worker"]["containers"][0]["securityContext"]
+    )
+    assert "User" not in tables_unit, "root, as septet-worker@.service, for the sandbox"
+    assert "User" not in _unit(SYSTEMD / "septet-worker@.service")["Service"]
+    assert re.fullmatch(r"\d+m", compose["tables"]["stop_grace_period"]), "compose's default is 10 s"
+    assert int(compose["tables"]["stop_grace_period"][:-1]) * 60 >= 600
+    grace = {name: pod.get("terminationGracePeriodSeconds", 30) for name, pod in pods.items()}
+    assert grace["septet-tables"] >= 600 and grace["septet-tables"] > grace["septet-worker"]
+    assert int(tables_unit["TimeoutStopSec"]) >= 600
+    for path in (DEPLOY / "compose.yaml", KUBERNETES / "tables.yaml", SYSTEMD / "septet-tables.service"):
+        assert "voided" in path.read_text(), f"{path.name} says what a stop does to a table in play"
+    readme = (DEPLOY / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| tables |"))
+    assert "ladder worker" in row and "how many people can play at once" in row
+    assert "SEPTET_TABLE_WORKERS" in readme, "what sizes the pool in `septet up`"
+
+
+def test_the_readme_tells_a_proxy_not_to_buffer_live_streams_and_to_let_them_stay_open() -> None:
+    """A buffering proxy holds events back; a short read timeout cuts a stream that only sends its
+    keepalive. The paths, the header and the keepalive named are the site's own."""
+    from septet_platform import asgi
+    from septet_platform.live_api import views
+
+    readme = (DEPLOY / "README.md").read_text()
+    location = re.search(r"location (\S+) \{(.*?)\}", readme, re.S)
+    assert location, "an nginx location for the live streams"
+    assert location[1] == asgi.STREAM_PREFIX == "/live/"
+    assert "proxy_buffering off;" in location[2]
+    read_timeout = re.search(r"proxy_read_timeout (\d+)s;", location[2])
+    assert read_timeout and int(read_timeout[1]) >= 4 * views.KEEPALIVE_SECONDS
+    assert 'nginx.ingress.kubernetes.io/proxy-buffering: "off"' in readme
+    ingress_timeout = re.search(r'nginx.ingress.kubernetes.io/proxy-read-timeout: "(\d+)"', readme)
+    assert ingress_timeout and int(ingress_timeout[1]) >= 4 * views.KEEPALIVE_SECONDS
+    assert "X-Accel-Buffering: no" in readme
+    assert '"X-Accel-Buffering"] = "no"' in Path(views.__file__).read_text(), "the site sends it"
+
+
+def test_the_optional_settings_shown_commented_out_are_real_ones() -> None:
+    """The live Redis (and the page threads) are optional: shown commented out, with names the
+    project reads, in the systemd environment, the Kubernetes Secret and the README."""
+    example = re.findall(r"^#([A-Z_]+)=", (SYSTEMD / "septet.env.example").read_text(), re.M)
+    secret = re.findall(r"^  # ([A-Z_]+): ", (KUBERNETES / "config.yaml").read_text(), re.M)
+    readme = (DEPLOY / "README.md").read_text()
+
+    assert "SEPTET_LIVE_REDIS_URL" in example and "SEPTET_WEB_THREADS" in example
+    assert secret == ["SEPTET_LIVE_REDIS_URL"]
+    assert set(example) | set(secret) <= ENV_NAMES
+    assert "| `SEPTET_LIVE_REDIS_URL` |" in readme and "| `SEPTET_WEB_THREADS` |" in readme
 
 
 # The package the image installs -------------------------------------------------------------------
