@@ -39,6 +39,7 @@
   var DUMMY_SEAT = 2;
   var PLAY_LABEL = "\u25B6 Play";
   var PAUSE_LABEL = "\u275A\u275A Pause";
+  var CLOCK_TICK_MS = 100;
 
   // Cards ------------------------------------------------------------------------------------
 
@@ -121,12 +122,26 @@
     return true;
   }
 
+  /** The table's seats as the document says: `view` is "public", a seat number, or null (every hand). */
+  function readView(value, players) {
+    if (value === "public") return "public";
+    if (isInt(value) && value >= 0 && value < players) return value;
+    return null;
+  }
+
   /**
-   * Reads a replay document into {game, names, players, seats, steps, rounds, result}: one
-   * snapshot of the table per step, so seeking anywhere is immediate. Throws ReplayError naming
-   * the first event that does not hold together.
+   * Reads a replay document's header and returns {model, feed}: `feed(event)` adds one event to
+   * the model ({game, names, players, seats, view, steps, rounds, summaries, ...}), one snapshot of
+   * the table per step, so seeking anywhere is immediate and a live match grows event by event
+   * without reading again what came before. Throws ReplayError naming the first event that does
+   * not hold together.
+   *
+   * A document filtered for an audience (docs/live.md) holds `null` for a hand it may not see,
+   * with `hand_sizes`, and `discard_size` / `pile_size` for cards nobody there may see: the
+   * table then counts those cards (`unknown`, `discardHidden`, `pileHidden`) and the checks
+   * check what is known.
    */
-  function readReplay(doc) {
+  function createReader(doc, live) {
     if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail("a replay is a JSON object");
     if (doc.format !== FORMAT) fail("unsupported replay format (this viewer reads " + FORMAT + ")");
     var game = doc.game;
@@ -135,7 +150,7 @@
     if (!Array.isArray(doc.seats) || doc.seats.length < 2 || doc.seats.length > 7) {
       fail("the replay's seats must be a list of 2 to 7 players");
     }
-    if (!Array.isArray(doc.events)) fail("the replay's events must be a list");
+    if (!Array.isArray(doc.events) && !(live && doc.events === undefined)) fail("the replay's events must be a list");
     var names = doc.seats.map(function (seat, i) {
       if (seat === null || typeof seat !== "object") fail("seat " + i + " is not an object");
       return seat.name === undefined || seat.name === null ? "seat " + i : String(seat.name);
@@ -161,10 +176,15 @@
       }
       return event.seat;
     }
+    function count(value, what) {
+      if (!isInt(value) || value < 0) fail(what + " must be a whole number");
+      return value;
+    }
 
     var state = {
       round: null, dealer: null, trumpCard: null, trump: undefined, handSize: null,
-      hands: [], known: [], discard: [], pile: [], dummyUp: [], lastCards: null,
+      hands: [], unknown: [], known: [], discard: [], discardHidden: 0, pile: [], pileHidden: 0,
+      dummyUp: [], lastCards: null,
       bids: [], attempts: [], finalBets: null, firstLeader: null, revealer: null,
       trick: [], trickWinner: null, standing: null, tricksWon: [], tricksDone: 0,
       scores: new Array(players).fill(0), forfeits: {}, over: null, caption: "The game is about to start."
@@ -173,6 +193,13 @@
     var rounds = [];
     var summaries = [];
     var lastAction = null;
+    var result = doc.result && typeof doc.result === "object" ? doc.result : {};
+    var model = {
+      game: game, family: family, names: names, allNames: allNames, players: players, seats: seats,
+      duel: duel, view: readView(doc.view, players), steps: steps, rounds: rounds, summaries: summaries,
+      events: 0, reason: typeof result.reason === "string" ? result.reason : "",
+      forfeits: Array.isArray(doc.forfeits) ? doc.forfeits : []
+    };
 
     function snapshot(eventIndex) {
       var shot = clone(state);
@@ -183,13 +210,14 @@
       steps.push(shot);
     }
     function resetRound() {
-      state.hands = []; state.known = []; state.discard = []; state.pile = []; state.dummyUp = [];
+      state.hands = []; state.unknown = []; state.known = [];
+      state.discard = []; state.discardHidden = 0; state.pile = []; state.pileHidden = 0; state.dummyUp = [];
       state.lastCards = null;
       state.bids = new Array(players).fill(null); state.attempts = []; state.finalBets = null;
       state.firstLeader = null; state.revealer = null; state.trick = []; state.trickWinner = null;
       state.standing = null; state.tricksWon = new Array(seats).fill(0); state.tricksDone = 0;
       state.trump = undefined; state.trumpCard = null;
-      for (var s = 0; s < seats; s++) state.known.push([]);
+      for (var s = 0; s < seats; s++) { state.known.push([]); state.unknown.push(0); }
     }
     function timing(action) {
       if (!action) return "";
@@ -208,17 +236,53 @@
         round.tricks.push(steps.length);
       }
     }
+    /** Takes `card` out of `seat`'s hand: a card it is known to hold, else one of its hidden cards. */
+    function takeFromHand(seat, card, where, verb) {
+      if (state.hands[seat] && removeOne(state.hands[seat], card)) {
+        removeOne(state.known[seat], card);
+        return;
+      }
+      if (state.unknown[seat] > 0) {
+        state.unknown[seat] -= 1;
+        return;
+      }
+      fail(where + ": " + allNames[seat] + " " + verb + " " + card + ", which it does not hold");
+    }
+    /** Makes `card` of `seat`'s hand public (an Oh 7? bet, a revealed `?`), turning a hidden card up if need be. */
+    function showFromHand(seat, card, where, verb) {
+      var hand = state.hands[seat];
+      var known = state.known[seat];
+      var held = hand ? hand.filter(function (c) { return c === card; }).length : 0;
+      var shown = known.filter(function (c) { return c === card; }).length;
+      if (shown < held) { known.push(card); return; }
+      if (state.unknown[seat] > 0) { // each bet is a card not bet with before (R-1.1): one more of the hidden cards
+        state.unknown[seat] -= 1;
+        hand.push(card);
+        known.push(card);
+        return;
+      }
+      if (held === 0) fail(where + ": " + allNames[seat] + " " + verb + " " + card + ", which it does not hold");
+    }
+    function takeFromPile(card, where, what) {
+      if (state.pileHidden > 0) {
+        state.pileHidden -= 1;
+        return card;
+      }
+      if (state.pile[0] !== card) fail(where + ": " + what);
+      return state.pile.shift();
+    }
 
-    snapshot(-1);
-    doc.events.forEach(function (event, index) {
+    function feed(event) {
+      var index = model.events;
       var where = "event " + index;
-      if (event === null || typeof event !== "object" || typeof event.type !== "string") {
+      if (event === null || typeof event !== "object" || Array.isArray(event) || typeof event.type !== "string") {
         fail(where + ": not an event object");
       }
+      model.events += 1;
       var type = event.type;
       if (INPUT_EVENTS[type]) {
         if (type === "action") lastAction = event;
-        return;
+        return false;
       }
       var action = lastAction;
       lastAction = null;
@@ -229,17 +293,24 @@
           if (!Array.isArray(event.hands) || event.hands.length !== players) {
             fail(where + ": a deal must hold " + players + " hands");
           }
-          state.hands = event.hands.map(function (hand, seat) { return cards(hand, where + ": hand " + seat); });
+          state.hands = event.hands.map(function (hand, seat) {
+            if (hand !== null) return cards(hand, where + ": hand " + seat);
+            var sizes = event.hand_sizes;
+            state.unknown[seat] = count(Array.isArray(sizes) ? sizes[seat] : undefined, where + ": hand " + seat + "'s size (hand_sizes)");
+            return [];
+          });
           if (duel) state.hands.push([]);
           if (event.discard !== undefined) state.discard = cards(event.discard, where + ": the discard");
+          else if (event.discard_size !== undefined) state.discardHidden = count(event.discard_size, where + ": discard_size");
           if (event.pile !== undefined) state.pile = cards(event.pile, where + ": the Dummy's pile");
+          else if (event.pile_size !== undefined) state.pileHidden = count(event.pile_size, where + ": pile_size");
           if (event.trump_card !== undefined) {
             if (!validCard(event.trump_card)) fail(where + ": bad trump card");
             state.trumpCard = event.trump_card;
             state.trump = event.trump_card[1];
           }
           state.dealer = isInt(event.dealer) && event.dealer >= 0 && event.dealer < players ? event.dealer : null;
-          state.handSize = isInt(event.hand_size) ? event.hand_size : state.hands[0].length;
+          state.handSize = isInt(event.hand_size) ? event.hand_size : state.hands[0].length + state.unknown[0];
           if (event.leader !== undefined) state.firstLeader = seatOf({ seat: event.leader }, where, players);
           var fresh = state.round !== event.round || rounds.length === 0;
           state.round = event.round;
@@ -265,12 +336,8 @@
           if (betCards.length !== players) fail(where + ": one bet card per player expected");
           var betValues = numbers(event.bets, seats, where + ": the bets");
           betCards.forEach(function (card, seat) {
-            if (state.hands[seat] === undefined || state.hands[seat].indexOf(card) < 0) {
-              fail(where + ": " + allNames[seat] + " bets with " + card + ", which it does not hold");
-            }
-            var known = state.known[seat];
-            var held = state.hands[seat].filter(function (c) { return c === card; }).length;
-            if (known.filter(function (c) { return c === card; }).length < held) known.push(card);
+            if (state.hands[seat] === undefined) fail(where + ": " + allNames[seat] + " bets before any deal");
+            showFromHand(seat, card, where, "bets with");
           });
           state.attempts.push({ attempt: isInt(event.attempt) ? event.attempt : state.attempts.length,
                                 cards: betCards, bets: betValues, total: event.total });
@@ -285,9 +352,12 @@
         }
         case "reveal": {
           var revealer = seatOf(event, where, players);
-          if (state.hands[revealer] === undefined || state.hands[revealer].indexOf("?") < 0) {
+          if (state.hands[revealer] === undefined) fail(where + ": a reveal before any deal");
+          var holds = state.hands[revealer].indexOf("?") >= 0;
+          if (!holds && state.unknown[revealer] === 0) {
             fail(where + ": " + allNames[revealer] + " reveals the Interrobang without holding it");
           }
+          if (!holds) { state.unknown[revealer] -= 1; state.hands[revealer].push("?"); }
           state.revealer = revealer;
           state.known[revealer].push("?");
           state.caption = allNames[revealer] + " reveals the Interrobang " + cardLabel("?") + " to win the tie.";
@@ -301,7 +371,8 @@
           if (event.dummy_up !== undefined) {
             state.dummyUp = cards(event.dummy_up, where + ": the Dummy's face-up cards");
             state.dummyUp.forEach(function (card) {
-              if (!removeOne(state.pile, card)) fail(where + ": the Dummy turns up " + card + ", not in its pile");
+              if (state.pileHidden > 0) state.pileHidden -= 1;
+              else if (!removeOne(state.pile, card)) fail(where + ": the Dummy turns up " + card + ", not in its pile");
             });
           }
           state.caption = allNames[leader] + " leads the first trick; " +
@@ -315,11 +386,7 @@
           if (family === "black-sevens") {
             var set = cards(event.cards, where + ": the cards played");
             if (set.length === 0) fail(where + ": an empty play");
-            set.forEach(function (card) {
-              if (!removeOne(state.hands[player], card)) {
-                fail(where + ": " + allNames[player] + " plays " + card + ", which it does not hold");
-              }
-            });
+            set.forEach(function (card) { takeFromHand(player, card, where, "plays"); });
             state.trick.push([player, set]);
             if (state.standing === null || beats(set, state.trick[state.standing][1])) {
               state.standing = state.trick.length - 1;
@@ -332,22 +399,17 @@
           var text = allNames[player] + " plays " + cardLabel(card);
           if (duel && player === DUMMY_SEAT) {
             if (event.from_pile) {
-              if (state.pile[0] !== card) fail(where + ": the Dummy leads " + card + ", not its pile's top card");
-              state.pile.shift();
+              takeFromPile(card, where, "the Dummy leads " + card + ", not its pile's top card");
               text = "The Dummy leads its pile's top card, " + cardLabel(card);
             } else {
-              if (!validCard(event.turned) || state.pile[0] !== event.turned) {
-                fail(where + ": the Dummy turns up a card that is not its pile's top card");
-              }
-              state.dummyUp.push(state.pile.shift());
+              if (!validCard(event.turned)) fail(where + ": the Dummy turns up a card that is not its pile's top card");
+              state.dummyUp.push(takeFromPile(event.turned, where, "the Dummy turns up a card that is not its pile's top card"));
               if (!removeOne(state.dummyUp, card)) fail(where + ": the Dummy plays " + card + ", not face up");
               text = "The Dummy turns up " + cardLabel(event.turned) + " and plays " + cardLabel(card);
             }
           } else {
-            if (!state.hands[player] || !removeOne(state.hands[player], card)) {
-              fail(where + ": " + allNames[player] + " plays " + card + ", which it does not hold");
-            }
-            removeOne(state.known[player], card);
+            if (!state.hands[player]) fail(where + ": " + allNames[player] + " plays " + card + ", which it does not hold");
+            takeFromHand(player, card, where, "plays");
             text += timing(action);
           }
           state.trick.push([player, card]);
@@ -376,10 +438,14 @@
             state.lastCards = cards(event.last_cards, where + ": the last cards");
             if (state.lastCards.length !== players) fail(where + ": one last card per player expected");
             state.lastCards.forEach(function (card, seat) {
-              if (JSON.stringify(state.hands[seat]) !== JSON.stringify([card])) {
-                fail(where + ": " + allNames[seat] + "'s last card is not " + card);
-              }
+              var hand = state.hands[seat] || [];
+              var hidden = state.unknown[seat] || 0;
+              var fits = hidden === 0 ? JSON.stringify(hand) === JSON.stringify([card])
+                                      : hand.length === 0 && hidden === 1; // a hidden last card: only its count is known
+              if (!fits) fail(where + ": " + allNames[seat] + "'s last card is not " + card);
               state.hands[seat] = [];
+              state.unknown[seat] = 0;
+              state.known[seat] = [];
             });
           }
           state.caption = "Round " + (isInt(event.round) ? event.round + 1 : summaries.length) + " ends: " +
@@ -389,29 +455,38 @@
         case "game_end": {
           state.scores = numbers(event.scores, players, where + ": the final scores");
           var ranks = event.ranks === null || event.ranks === undefined ? null : numbers(event.ranks, players, where + ": the ranks");
-          state.over = { ranks: ranks, aborted: Boolean(event.aborted) };
-          state.caption = event.aborted ? "The game was aborted by a safety cap: no ranks." :
+          state.over = { ranks: ranks, aborted: Boolean(event.aborted) || ranks === null };
+          state.caption = state.over.aborted ? "The game was aborted by a safety cap: no ranks." :
             "Game over: " + names.map(function (name, seat) { return name + " #" + ranks[seat]; }).join(", ") + ".";
           break;
         }
         case "forfeit": {
           var loser = seatOf(event, where, players);
-          state.forfeits[loser] = { status: String(event.status), reason: String(event.reason || "") };
-          state.caption = allNames[loser] + " forfeits (" + String(event.status) + "): " + String(event.reason || "") +
+          var reason = String(event.reason || "");
+          state.forfeits[loser] = { status: String(event.status), reason: reason };
+          state.caption = allNames[loser] + " forfeits (" + String(event.status) + ")" + (reason ? ": " + reason : "") +
             ". The fallback policy plays for it from now on.";
           break;
         }
         default:
-          return; // An event this viewer does not know (a newer engine's): not a step.
+          return false; // An event this viewer does not know (a newer engine's): not a step.
       }
       snapshot(index);
-    });
-    var result = doc.result && typeof doc.result === "object" ? doc.result : {};
-    return {
-      game: game, family: family, names: names, allNames: allNames, players: players, seats: seats,
-      duel: duel, steps: steps, rounds: rounds, summaries: summaries,
-      reason: typeof result.reason === "string" ? result.reason : "", forfeits: Array.isArray(doc.forfeits) ? doc.forfeits : []
-    };
+      return true;
+    }
+
+    snapshot(-1);
+    return { model: model, feed: feed };
+  }
+
+  /**
+   * Reads a whole replay document into its model (see createReader): the table at every step.
+   * Throws ReplayError naming the first event that does not hold together.
+   */
+  function readReplay(doc, live) {
+    var reader = createReader(doc, live);
+    (doc.events || []).forEach(reader.feed);
+    return reader;
   }
 
   // DOM helpers (text only, never HTML) ------------------------------------------------------
@@ -443,6 +518,24 @@
               face.pip ? el("span", { className: "sv-pip", text: face.pip }) : null);
   }
 
+  /** A card of the seat's own hand that it may play or bet now: a button (docs/replays.md). */
+  function cardButton(code, label) {
+    var face = cardFace(code);
+    return el("button", { type: "button", className: "sv-card sv-" + face.kind + " sv-legal",
+                          "data-card": code, "data-legal": true, title: label + " " + face.title,
+                          "aria-label": label + " " + face.title },
+              el("span", { className: "sv-rank", text: face.rank }),
+              face.pip ? el("span", { className: "sv-pip", text: face.pip }) : null);
+  }
+
+  /** A card's face inside a choice button: a picture only (the button carries the words). */
+  function faceNode(code) {
+    var face = cardFace(code);
+    return el("span", { className: "sv-card sv-mini sv-" + face.kind, "aria-hidden": "true" },
+              el("span", { className: "sv-rank", text: face.rank }),
+              face.pip ? el("span", { className: "sv-pip", text: face.pip }) : null);
+  }
+
   function backNode(title) {
     return el("span", { className: "sv-card sv-back", "data-hidden": true, title: title || "a hidden card",
                         role: "img", "aria-label": title || "a hidden card" });
@@ -464,32 +557,71 @@
   }
 
   /**
-   * `previous` is the moment of the viewer this one replaces in the same element (a live match's
-   * newer document): its step and perspective are kept, and a viewer that was at the end follows
-   * the new end.
+   * `reader` is createReader's {model, feed}. `previous` is the moment of the viewer this one
+   * replaces in the same element (a newer document of the same match): its step and perspective
+   * are kept, and a viewer that was at the end follows the new end.
    */
-  function Viewer(root, model, options, previous) {
+  function Viewer(root, reader, options, previous) {
     this.root = root;
-    this.model = model;
+    this.reader = reader;
+    this.model = reader.model;
     this.options = options;
     this.index = 0;
-    this.perspective = "all";
+    this.perspective = this.resolvePerspective(null);
     this.speed = 1;
     this.timer = null;
     this.touched = false; // the address bar shows a moment only once one was asked for
+    this.live = false;
+    this.clocks = {}; // seat -> its clock since the last `turn` (see startClock)
+    this.clockTimer = null;
+    this.asked = null; // the prompt this viewer offers (see prompt)
+    this.destroyed = false;
     this.build();
+    if (options.live) this.setLive(true, true);
+    var last = this.model.steps.length - 1;
     if (previous) {
-      var last = model.steps.length - 1;
       this.index = previous.atEnd ? last : Math.min(previous.index, last);
-      this.perspective = previous.perspective !== "all" && previous.perspective < model.players ? previous.perspective : "all";
+      this.perspective = this.resolvePerspective(previous.perspective);
       this.touched = previous.touched;
       this.setSpeed(previous.speed);
       this.render();
       if (previous.playing && this.index < last) this.play();
     } else if (!(options.hash && this.applyHash(global.location.hash))) {
+      if (this.live) this.index = last; // a late joiner sees the table as it is now
       this.render();
     }
   }
+
+  /**
+   * The perspectives this document can show: every hand and each seat's view for a full replay;
+   * only what it holds for a document filtered for an audience (docs/live.md), whose hidden
+   * cards no perspective could show.
+   */
+  Viewer.prototype.perspectives = function () {
+    var view = this.model.view;
+    if (view === "public") return ["public"];
+    if (view !== null) return [view];
+    var all = ["all"];
+    for (var seat = 0; seat < this.model.players; seat++) all.push(seat);
+    return all;
+  };
+
+  /** `value` ("all", "public", a seat, or its text) if this document can show it, else its default. */
+  Viewer.prototype.resolvePerspective = function (value) {
+    var allowed = this.perspectives();
+    var seat = typeof value === "number" ? value : /^\d+$/.test(String(value)) ? parseInt(value, 10) : NaN;
+    if (allowed.indexOf(seat) >= 0) return seat;
+    if (allowed.indexOf(value) >= 0) return value;
+    return allowed[0];
+  };
+
+  Viewer.prototype.perspectiveLabel = function (value) {
+    var names = this.model.names;
+    if (value === "all") return "All hands";
+    if (value === "public") return "Public: what every seat knows";
+    if (value === this.model.view) return "What " + names[value] + " sees (this seat)";
+    return "What " + names[value] + " sees";
+  };
 
   Viewer.prototype.build = function () {
     var self = this;
@@ -500,18 +632,31 @@
     root.classList.add("septet-viewer", "sv-ready");
     root.setAttribute("data-game", model.game);
     root.setAttribute("data-steps", String(model.steps.length));
+    if (model.view !== null) root.setAttribute("data-view", String(model.view));
+    else root.removeAttribute("data-view");
     if (!root.hasAttribute("tabindex")) root.setAttribute("tabindex", "0");
 
     var title = el("h2", { className: "sv-title", text: GAME_NAMES[model.game] || model.game });
+    this.liveMark = el("span", { className: "sv-live", "data-role": "live", role: "status",
+                                 "aria-label": "Live: this match is being played now", title: "Being played now" },
+                       el("span", { className: "sv-live-dot", "aria-hidden": "true" }), "LIVE");
     var who = el("p", { className: "sv-players", text: model.names.join(" \u00B7 ") });
+    this.header = el("header", { className: "sv-header" }, title, who);
     this.status = el("div", { className: "sv-status" });
     this.counter = el("span", { className: "sv-counter", "data-role": "step" });
     this.where = el("span", { className: "sv-where", "data-role": "where" });
     this.caption = el("p", { className: "sv-caption", "data-role": "caption", "aria-live": "polite" });
+    this.jumpButton = el("button", { type: "button", className: "sv-button sv-jump", "data-action": "live", hidden: true,
+                                     title: "Jump to the table as it is now (End)", text: "Jump to live \u21E5" });
+    this.jumpButton.addEventListener("click", function () { self.command("last"); });
     this.status.appendChild(this.counter);
     this.status.appendChild(this.where);
+    this.status.appendChild(this.jumpButton);
+    this.notice = el("p", { className: "sv-notice", "data-role": "end", role: "status", hidden: true });
 
     this.table = el("div", { className: "sv-table", "data-role": "table" });
+    this.choices = el("div", { className: "sv-choices", "data-role": "choices", role: "group",
+                               "aria-label": "Your decision", hidden: true });
     this.scores = el("div", { className: "sv-scores", "data-role": "scores" });
 
     function button(action, label, help) {
@@ -535,9 +680,7 @@
     this.scrubber.addEventListener("input", function () { self.goTo(parseInt(self.scrubber.value, 10)); });
 
     this.roundSelect = el("select", { "data-role": "seek-round", "aria-label": "Round" });
-    model.rounds.forEach(function (round, slot) {
-      self.roundSelect.appendChild(el("option", { value: String(slot), text: "Round " + (round.round + 1) }));
-    });
+    this.addRoundOptions();
     this.roundSelect.addEventListener("change", function () {
       var round = model.rounds[parseInt(self.roundSelect.value, 10)];
       if (round) self.goTo(round.start);
@@ -553,10 +696,11 @@
       self.speedSelect.appendChild(el("option", { value: String(speed), text: speed + "\u00D7", selected: speed === 1 }));
     });
     this.speedSelect.addEventListener("change", function () { self.setSpeed(parseFloat(self.speedSelect.value)); });
-    this.perspectiveSelect = el("select", { "data-role": "perspective", "aria-label": "Perspective" });
-    this.perspectiveSelect.appendChild(el("option", { value: "all", text: "All hands" }));
-    model.names.forEach(function (name, seat) {
-      self.perspectiveSelect.appendChild(el("option", { value: String(seat), text: "What " + name + " sees" }));
+    var perspectives = this.perspectives();
+    this.perspectiveSelect = el("select", { "data-role": "perspective", "aria-label": "Perspective",
+                                            disabled: perspectives.length < 2 });
+    perspectives.forEach(function (value) {
+      self.perspectiveSelect.appendChild(el("option", { value: String(value), text: self.perspectiveLabel(value) }));
     });
     this.perspectiveSelect.addEventListener("change", function () { self.setPerspective(self.perspectiveSelect.value); });
     this.permalink = el("a", { className: "sv-permalink", "data-role": "permalink", text: "Link to this moment" });
@@ -569,12 +713,14 @@
       labelled("Speed", this.speedSelect), labelled("View", this.perspectiveSelect), this.permalink);
     var keys = el("p", { className: "sv-keys",
       text: "Keys: space play/pause \u00B7 \u2190 \u2192 step \u00B7 \u2191 \u2193 trick \u00B7 PgUp PgDn round \u00B7 Home End \u00B7 " +
-            "+ \u2212 speed \u00B7 A all hands \u00B7 1-" + model.players + " a seat's view" });
+            "+ \u2212 speed" + (model.view === null ? " \u00B7 A all hands \u00B7 1-" + model.players + " a seat's view" : "") });
 
-    root.appendChild(el("header", { className: "sv-header" }, title, who));
+    root.appendChild(this.header);
     root.appendChild(this.status);
     root.appendChild(this.caption);
+    root.appendChild(this.notice);
     root.appendChild(this.table);
+    root.appendChild(this.choices);
     root.appendChild(el("div", { className: "sv-panel" }, controls, this.scrubber, seek, keys));
     root.appendChild(this.scores);
 
@@ -585,6 +731,15 @@
     if (this.options.hash) {
       this.onHash = function () { self.applyHash(global.location.hash); };
       global.addEventListener("hashchange", this.onHash);
+    }
+  };
+
+  /** Adds to the Round list the rounds it does not hold yet (a live match deals new ones). */
+  Viewer.prototype.addRoundOptions = function () {
+    var select = this.roundSelect;
+    var rounds = this.model.rounds;
+    for (var slot = select.options.length; slot < rounds.length; slot++) {
+      select.appendChild(el("option", { value: String(slot), text: "Round " + (rounds[slot].round + 1) }));
     }
   };
 
@@ -604,7 +759,9 @@
       "+": "faster", "=": "faster", "-": "slower", "a": "all", "A": "all"
     };
     var action = map[event.key];
+    if (this.model.view !== null && action === "all") return; // one perspective only
     if (!action && /^[1-7]$/.test(event.key) && parseInt(event.key, 10) <= this.model.players) {
+      if (this.model.view !== null) return;
       this.setPerspective(String(parseInt(event.key, 10) - 1));
       event.preventDefault();
       return;
@@ -668,8 +825,7 @@
   };
 
   Viewer.prototype.setPerspective = function (value) {
-    var seat = parseInt(value, 10);
-    this.perspective = value === "all" || !(seat >= 0 && seat < this.model.players) ? "all" : seat;
+    this.perspective = this.resolvePerspective(value);
     this.touched = true;
     this.render();
   };
@@ -710,10 +866,7 @@
     this.pause();
     var step = parseInt(wanted.step, 10);
     if (isInt(step)) this.index = Math.max(0, Math.min(this.model.steps.length - 1, step));
-    if (wanted.seat !== undefined) {
-      var seat = parseInt(wanted.seat, 10);
-      this.perspective = seat >= 0 && seat < this.model.players ? seat : "all";
-    }
+    if (wanted.seat !== undefined) this.perspective = this.resolvePerspective(wanted.seat);
     this.touched = true;
     this.render();
     return true;
@@ -744,10 +897,331 @@
   };
 
   Viewer.prototype.destroy = function () {
+    this.destroyed = true; // a page may still hold it: append and prompt then do nothing
     this.pause();
+    this.stopTicking();
     if (this.hashTimer) global.clearTimeout(this.hashTimer);
     this.keyTarget.removeEventListener("keydown", this.onKey);
     if (this.onHash) global.removeEventListener("hashchange", this.onHash);
+  };
+
+  // A live match -------------------------------------------------------------------------------
+
+  /**
+   * Adds what a live stream sent (docs/live.md): one message, a batch (a list), or a list of
+   * batches. Replay events extend the table, read once each; `turn` starts clocks, `prompt` is
+   * offered when the viewer was mounted with an `onChoose`, `answered` withdraws it, `end` ends
+   * the live mode, `match` (the header again) is skipped. A viewer at the latest step follows
+   * the new latest step; one the user moved back stays, and offers "Jump to live". Returns
+   * false (and shows why in place of the table) when an event does not hold together.
+   */
+  Viewer.prototype.append = function (messages) {
+    var self = this;
+    if (this.destroyed) return false;
+    var last = this.model.steps.length - 1;
+    var following = this.index === last && !this.timer;
+    var ended = null;
+    var clocksChanged = false;
+    try {
+      if (typeof messages === "string") messages = JSON.parse(messages);
+      (function each(item) {
+        if (Array.isArray(item)) { item.forEach(each); return; }
+        if (item === null || typeof item !== "object") fail("event " + self.model.events + ": not an event object");
+        switch (item.type) {
+          case "match": return;
+          case "turn": self.startClocks(item); clocksChanged = true; return;
+          case "prompt": if (typeof self.options.onChoose === "function") self.prompt(item, self.options.onChoose); return;
+          case "answered":
+            if (self.asked && (item.decision === undefined || item.decision === self.asked.message.decision)) self.clearPrompt();
+            return;
+          case "end": ended = item; return;
+          default:
+            clocksChanged = self.stopClocksFor(item) || clocksChanged;
+            self.reader.feed(item);
+        }
+      })(messages);
+    } catch (error) {
+      showError(this.root, error instanceof ReplayError || error instanceof SyntaxError ? error.message : "the viewer failed: " + String(error));
+      return false;
+    }
+    var grown = this.model.steps.length - 1 !== last;
+    if (grown) {
+      this.root.setAttribute("data-steps", String(this.model.steps.length));
+      this.scrubber.max = String(this.model.steps.length - 1);
+      this.addRoundOptions();
+      if (following) this.index = this.model.steps.length - 1;
+    }
+    if (grown || clocksChanged) this.render();
+    if (ended) this.end(ended);
+    return true;
+  };
+
+  /** Turns the live mode on or off: the LIVE mark, following the play, the clocks and the prompt. */
+  Viewer.prototype.setLive = function (live, quiet) {
+    live = Boolean(live);
+    this.live = live;
+    if (live) {
+      this.root.setAttribute("data-live", "");
+      if (!this.liveMark.parentNode) this.header.insertBefore(this.liveMark, this.header.children[1] || null);
+    } else {
+      this.root.removeAttribute("data-live");
+      if (this.liveMark.parentNode) this.liveMark.parentNode.removeChild(this.liveMark);
+      this.clocks = {};
+      this.stopTicking();
+      this.clearPrompt(true);
+    }
+    if (!quiet) this.render();
+  };
+
+  /** An `end` message: the match is over; the viewer is a replay viewer of what it was sent. */
+  Viewer.prototype.end = function (message) {
+    var status = String(message.status || "finished");
+    var text = "";
+    if (status === "finished") {
+      if (message.replay === false) text = "The match is over. Its full replay is published once its set is over.";
+    } else {
+      text = "The match was " + status + (message.reason ? ": " + String(message.reason) : "") + ".";
+      if (message.reason) this.model.reason = String(message.reason);
+    }
+    this.notice.textContent = text;
+    if (text) this.notice.removeAttribute("hidden");
+    else this.notice.setAttribute("hidden", "");
+    this.setLive(false);
+  };
+
+  // Clocks: counted from when a `turn` arrives, never from the server's wall clock --------------
+
+  function now() {
+    return global.performance && global.performance.now ? global.performance.now() : Date.now();
+  }
+
+  function seconds(value) {
+    return typeof value === "number" && isFinite(value) && value >= 0 ? value : null;
+  }
+
+  /** `seat` is asked: its clock counts the decision's time down, then the bank. */
+  Viewer.prototype.startClock = function (seat, decision, bank) {
+    this.clocks[seat] = { seat: seat, decision: seconds(decision), bank: seconds(bank), since: now(), stopped: null };
+    if (this.asked && !this.asked.chosen && this.askedSeat() === seat) this.asked.clock = this.clocks[seat];
+    this.startTicking();
+  };
+
+  Viewer.prototype.startClocks = function (message) {
+    var self = this;
+    if (!this.live || !Array.isArray(message.seats)) return;
+    message.seats.forEach(function (entry) {
+      if (entry && isInt(entry.seat) && entry.seat >= 0 && entry.seat < self.model.players) {
+        self.startClock(entry.seat, entry.decision_seconds, entry.bank_seconds);
+      }
+    });
+  };
+
+  /** Stops the clocks of the seats an event says have decided; true if one stopped. */
+  Viewer.prototype.stopClocksFor = function (event) {
+    var stopped = false;
+    var self = this;
+    function stop(seat) {
+      var clock = self.clocks[seat];
+      if (clock && clock.stopped === null) { clock.stopped = now(); stopped = true; }
+    }
+    var decided = { action: true, forfeit: true, bid: true, play: true, reveal: true };
+    if (decided[event.type] && isInt(event.seat)) stop(event.seat);
+    if (event.type === "bets" || event.type === "game_end") Object.keys(this.clocks).forEach(function (seat) { stop(Number(seat)); });
+    // A seat that forfeits is asked nothing more (the fallback policy plays for it). Its other
+    // actions say nothing of a prompt: a batch may hold the last answer and the next prompt.
+    if (event.type === "forfeit" && this.asked && event.seat === this.askedSeat()) this.clearPrompt(true);
+    return stopped;
+  };
+
+  /** {text, phase} of a clock now: phase "decision", "bank", "out", or "stopped". */
+  function clockReading(clock) {
+    var elapsed = ((clock.stopped === null ? now() : clock.stopped) - clock.since) / 1000;
+    var decision = clock.decision;
+    var bank = clock.bank;
+    if (decision === null && bank === null) return { text: "thinking", phase: clock.stopped === null ? "decision" : "stopped" };
+    var overrun = decision === null ? elapsed : Math.max(0, elapsed - decision);
+    var bankLeft = bank === null ? null : Math.max(0, bank - overrun);
+    if (clock.stopped !== null) {
+      return { text: bankLeft === null ? "done" : "bank " + formatSeconds(bankLeft), phase: "stopped" };
+    }
+    if (decision !== null && elapsed < decision) {
+      return { text: formatSeconds(decision - elapsed) + (bankLeft === null ? "" : " + bank " + formatSeconds(bankLeft)), phase: "decision" };
+    }
+    if (bankLeft !== null && bankLeft > 0) return { text: "bank " + formatSeconds(bankLeft), phase: "bank" };
+    return { text: formatSeconds(0), phase: "out" };
+  }
+
+  /** 0:27, 1:45 (whole seconds rounded up, as a countdown shows them), or 4.2s under ten seconds. */
+  function formatSeconds(value) {
+    if (value < 10) return value.toFixed(1) + "s";
+    var whole = Math.ceil(value);
+    return Math.floor(whole / 60) + ":" + ("0" + (whole % 60)).slice(-2);
+  }
+
+  function clockNode(clock, role) {
+    var node = el("span", { className: "sv-clock", "data-role": role, "data-seat": String(clock.seat) });
+    updateClockNode(node, clock);
+    return node;
+  }
+
+  function updateClockNode(node, clock) {
+    var reading = clockReading(clock);
+    var text = reading.text;
+    if (node.textContent !== text) node.textContent = text;
+    node.setAttribute("data-phase", reading.phase);
+    if (reading.phase === "stopped") { node.removeAttribute("data-running"); node.setAttribute("data-stopped", ""); }
+    else { node.setAttribute("data-running", ""); node.removeAttribute("data-stopped"); }
+    node.setAttribute("aria-label", (reading.phase === "stopped" ? "Clock, stopped: " : "Clock: ") + reading.text);
+  }
+
+  Viewer.prototype.startTicking = function () {
+    var self = this;
+    if (this.clockTimer) return;
+    this.clockTimer = global.setInterval(function () { self.tick(); }, CLOCK_TICK_MS);
+  };
+
+  Viewer.prototype.stopTicking = function () {
+    if (this.clockTimer) global.clearInterval(this.clockTimer);
+    this.clockTimer = null;
+  };
+
+  /** Updates the running clocks' text in place (the table is not redrawn). */
+  Viewer.prototype.tick = function () {
+    var self = this;
+    var running = false;
+    Array.prototype.forEach.call(this.root.querySelectorAll(".sv-clock"), function (node) {
+      var clock = self.clocks[Number(node.getAttribute("data-seat"))];
+      if (node.getAttribute("data-role") === "prompt-clock" && self.asked) clock = self.asked.clock;
+      if (clock) updateClockNode(node, clock);
+    });
+    Object.keys(this.clocks).forEach(function (seat) { if (self.clocks[seat].stopped === null) running = true; });
+    if (this.asked && this.asked.clock.stopped === null) running = true;
+    if (!running) this.stopTicking();
+  };
+
+  /** Clocks show on the latest step of a live match only: an earlier table is not "now". */
+  Viewer.prototype.showsNow = function () {
+    return this.live && this.index === this.model.steps.length - 1;
+  };
+
+  // A human seat's decision ----------------------------------------------------------------------
+
+  var PROMPT_TITLES = {
+    bet: "Your turn: bet with a card",
+    bid: "Your turn: bid",
+    play: "Your turn: play a card",
+    reveal: "Reveal the Interrobang \u203D to win the tie?"
+  };
+
+  /** The seat a prompt is for: the message's `seat`, else the seat this stream is for. */
+  Viewer.prototype.askedSeat = function () {
+    if (!this.asked) return null;
+    var seat = this.asked.message.seat;
+    if (isInt(seat)) return seat;
+    return isInt(this.model.view) ? this.model.view : null;
+  };
+
+  /**
+   * Offers a `prompt` message's legal actions (docs/live.md): buttons in the choices area, and
+   * for cards the legal cards of the seat's hand. The first choice calls `onChoose(action)` once;
+   * the choices stay disabled until clearPrompt, an `answered` message or a new prompt.
+   */
+  Viewer.prototype.prompt = function (message, onChoose) {
+    var self = this;
+    if (this.destroyed || !message || typeof message !== "object" || !Array.isArray(message.legal)) return false;
+    this.asked = { message: message, onChoose: onChoose, chosen: false, clock: null };
+    var seat = this.askedSeat();
+    var clock = seat !== null ? this.clocks[seat] : null;
+    if (!clock || clock.stopped !== null) {
+      clock = { seat: seat === null ? -1 : seat, decision: seconds(message.decision_seconds),
+                bank: seconds(message.bank_seconds), since: now(), stopped: null };
+      if (seat !== null) this.clocks[seat] = clock;
+    }
+    this.asked.clock = clock;
+    this.startTicking();
+
+    var box = this.choices;
+    clear(box);
+    var kind = String(message.kind || "");
+    var sets = message.legal.some(Array.isArray);
+    var head = el("div", { className: "sv-choices-head" },
+      el("strong", { "data-role": "prompt-title", text: sets ? "Your turn: play a set" : PROMPT_TITLES[kind] || "Your turn" }),
+      clockNode(clock, "prompt-clock"));
+    var list = el("div", { className: "sv-choice-list" });
+    message.legal.forEach(function (action) {
+      var node = el("button", { type: "button", className: "sv-button sv-choice", "data-choice": JSON.stringify(action) });
+      var verb = kind === "bet" ? "Bet with" : "Play";
+      if (typeof action === "string") {
+        node.appendChild(faceNode(action));
+        node.setAttribute("aria-label", verb + " " + cardFace(action).title);
+      } else if (Array.isArray(action)) {
+        action.forEach(function (card) { node.appendChild(faceNode(String(card))); });
+        node.setAttribute("aria-label", verb + " " + action.map(function (card) { return cardFace(String(card)).title; }).join(" and "));
+      } else if (typeof action === "boolean") {
+        node.textContent = action ? "Yes, reveal \u203D" : "No";
+      } else if (kind === "bid") {
+        node.textContent = String(action);
+        node.setAttribute("aria-label", "Bid " + String(action));
+      } else {
+        node.textContent = JSON.stringify(action);
+      }
+      node.addEventListener("click", function () { self.choose(action, node); });
+      list.appendChild(node);
+    });
+    var note = el("p", { className: "sv-choices-note", "data-role": "prompt-status", "aria-live": "polite",
+      text: kind === "bet" || (kind === "play" && !sets) ? "Or tap a highlighted card of your hand." : "" });
+    box.appendChild(head);
+    box.appendChild(list);
+    box.appendChild(note);
+    box.removeAttribute("hidden");
+    this.root.setAttribute("data-asked", kind);
+    this.render();
+    return true;
+  };
+
+  /** The player chose `action` (a choice button or a card of the hand): said once, then disabled. */
+  Viewer.prototype.choose = function (action, node) {
+    var asked = this.asked;
+    if (!asked || asked.chosen) return;
+    asked.chosen = true;
+    Array.prototype.forEach.call(this.root.querySelectorAll("[data-choice], [data-legal]"), function (button) {
+      button.disabled = true;
+    });
+    if (node) node.setAttribute("data-chosen", "");
+    var status = this.choices.querySelector("[data-role='prompt-status']");
+    if (status) status.textContent = "Sent. Waiting for the table\u2026";
+    this.root.setAttribute("data-chosen", "");
+    asked.onChoose(action);
+  };
+
+  /** The prompt message on offer, or null. */
+  Viewer.prototype.currentPrompt = function () {
+    return this.asked ? this.asked.message : null;
+  };
+
+  /** Withdraws the prompt (answered, or no longer asked). */
+  Viewer.prototype.clearPrompt = function (quiet) {
+    if (!this.asked) return;
+    this.asked = null;
+    clear(this.choices);
+    this.choices.setAttribute("hidden", "");
+    this.root.removeAttribute("data-asked");
+    this.root.removeAttribute("data-chosen");
+    if (!quiet) this.render();
+  };
+
+  /** The cards of the asked seat's hand a click may choose, card -> action; null if none. */
+  Viewer.prototype.legalCards = function (seat) {
+    var asked = this.asked;
+    if (!asked || seat !== this.askedSeat() || !this.showsNow()) return null;
+    var kind = asked.message.kind;
+    if (kind !== "play" && kind !== "bet") return null;
+    var legal = {};
+    asked.message.legal.forEach(function (action) {
+      if (typeof action === "string") legal[action] = action;
+      else if (Array.isArray(action) && action.length === 1 && typeof action[0] === "string") legal[action[0]] = action;
+    });
+    return legal;
   };
 
   // Rendering one step ------------------------------------------------------------------------
@@ -761,9 +1235,11 @@
     this.counter.textContent = "Step " + this.index + " / " + last;
     var where = [];
     var round = model.rounds[shot.roundSlot];
-    if (round) where.push("Round " + (round.round + 1) + " of " + model.rounds.length);
+    if (round) where.push("Round " + (round.round + 1) + (this.live ? "" : " of " + model.rounds.length));
     if (shot.trickSlot >= 0) where.push((model.family === "black-sevens" ? "hand " : "trick ") + (shot.trickSlot + 1));
     this.where.textContent = where.join(", ");
+    if (this.live && this.index < last) this.jumpButton.removeAttribute("hidden");
+    else this.jumpButton.setAttribute("hidden", "");
     this.caption.textContent = shot.caption;
     this.scrubber.value = String(this.index);
     this.perspectiveSelect.value = String(this.perspective);
@@ -780,11 +1256,13 @@
     // Before the first round starts (step 0) the Round list shows round 1: so does the Trick list.
     var round = this.model.rounds[Math.max(0, shot.roundSlot)];
     var slot = String(Math.max(0, shot.roundSlot));
-    if (this.roundSelect.value !== slot || this.trickSelect.getAttribute("data-round") !== slot) {
+    var tricks = round ? round.tricks : [];
+    if (this.roundSelect.value !== slot || this.trickSelect.getAttribute("data-round") !== slot ||
+        this.trickSelect.options.length !== tricks.length) {
       this.roundSelect.value = slot;
       clear(this.trickSelect);
       this.trickSelect.setAttribute("data-round", slot);
-      (round ? round.tricks : []).forEach(function (start, i) {
+      tricks.forEach(function (start, i) {
         var noun = self.model.family === "black-sevens" ? "Hand " : "Trick ";
         self.trickSelect.appendChild(el("option", { value: String(i), text: noun + (i + 1) }));
       });
@@ -792,37 +1270,50 @@
     this.trickSelect.value = String(Math.max(0, shot.trickSlot));
   };
 
-  /** The cards of `seat` that the current perspective may see, and how many stay hidden. */
+  /**
+   * The cards of `seat` that the current perspective may see, and how many stay face down. A
+   * filtered document's hidden cards (`unknown`) are face down in every perspective.
+   */
   Viewer.prototype.visibleHand = function (shot, seat) {
     var hand = shot.hands[seat] || [];
+    var unknown = (shot.unknown && shot.unknown[seat]) || 0;
     var view = this.perspective;
     var blind = this.model.game === "seven-up-seven-down" && shot.handSize === 1; // R-4.4
-    if (view === "all") return { shown: hand.slice(), hidden: 0 };
-    if (blind) return seat === view ? { shown: [], hidden: hand.length, forehead: true } : { shown: hand.slice(), hidden: 0 };
-    if (seat === view) return { shown: hand.slice(), hidden: 0 };
+    if (view === "all" || view === "public") return { shown: hand.slice(), hidden: unknown };
+    if (blind) {
+      return seat === view ? { shown: [], hidden: hand.length + unknown, forehead: true } : { shown: hand.slice(), hidden: unknown };
+    }
+    if (seat === view) return { shown: hand.slice(), hidden: unknown };
     var rest = hand.slice();
     var shown = [];
     (shot.known[seat] || []).forEach(function (card) { // Oh 7?'s bet cards and a revealed `?` are public
       if (removeOne(rest, card)) shown.push(card);
     });
-    return { shown: shown, hidden: rest.length };
+    return { shown: shown, hidden: rest.length + unknown };
   };
 
   Viewer.prototype.renderTable = function (shot) {
     var model = this.model;
     var table = this.table;
     clear(table);
+    var mine = isInt(model.view) ? model.view : null; // a seat's own stream: its hand below the table, as held
     var seatsBox = el("div", { className: "sv-seats" });
-    for (var seat = 0; seat < model.players; seat++) seatsBox.appendChild(this.seatPanel(shot, seat));
+    for (var seat = 0; seat < model.players; seat++) if (seat !== mine) seatsBox.appendChild(this.seatPanel(shot, seat));
     if (model.duel) seatsBox.appendChild(this.dummyPanel(shot));
     table.appendChild(seatsBox);
     table.appendChild(this.centre(shot));
+    if (mine !== null) table.appendChild(el("div", { className: "sv-mine" }, this.seatPanel(shot, mine)));
   };
 
   Viewer.prototype.seatPanel = function (shot, seat) {
+    var self = this;
     var model = this.model;
+    var clock = this.showsNow() ? this.clocks[seat] : null;
+    var toPlay = Boolean(clock && clock.stopped === null);
     var badges = el("span", { className: "sv-badges" });
     function badge(text, kind) { badges.appendChild(el("span", { className: "sv-badge sv-badge-" + kind, text: text })); }
+    if (model.view === seat) badge("you", "you");
+    if (toPlay) badge("to play", "to-play");
     if (shot.dealer === seat) badge("dealer", "dealer");
     if (shot.firstLeader === seat) badge("first leader", "leader");
     if (shot.revealer === seat) badge("revealed \u203D", "reveal");
@@ -851,16 +1342,28 @@
       facts.appendChild(el("dd", { "data-role": "last-card" }, cardNode(shot.lastCards[seat], "sv-mini")));
     }
     var visible = this.visibleHand(shot, seat);
-    var hand = el("div", { className: "sv-hand", "data-seat": String(seat), "data-role": "hand",
+    var legal = this.legalCards(seat);
+    var chosen = Boolean(this.asked && this.asked.chosen);
+    var hand = el("div", { className: "sv-hand" + (legal ? " sv-asked" : ""), "data-seat": String(seat), "data-role": "hand",
                            "aria-label": model.names[seat] + "'s hand" });
-    visible.shown.forEach(function (card) { hand.appendChild(cardNode(card)); });
+    var verb = this.asked && this.asked.message.kind === "bet" ? "Bet with" : "Play";
+    visible.shown.forEach(function (card) {
+      if (!legal) { hand.appendChild(cardNode(card)); return; }
+      if (!Object.prototype.hasOwnProperty.call(legal, card)) { hand.appendChild(cardNode(card, "sv-dimmed")); return; }
+      var button = cardButton(card, verb);
+      button.disabled = chosen;
+      button.addEventListener("click", function () { self.choose(legal[card], button); });
+      hand.appendChild(button);
+    });
     for (var i = 0; i < visible.hidden; i++) hand.appendChild(backNode(visible.forehead ? "on the forehead: its owner cannot see it" : null));
+    var name = el("h3", { className: "sv-name" }, el("span", { className: "sv-seatno", text: "Seat " + seat }),
+                  el("span", { "data-role": "name", text: model.names[seat] }), badges);
+    if (clock) name.appendChild(clockNode(clock, "clock"));
     var panel = el("section", { className: "sv-seat" + (this.perspective === seat ? " sv-me" : "") +
+                                (toPlay ? " sv-to-play" : "") +
                                 (shot.trickWinner === seat && shot.trick.length ? " sv-won" : ""),
                                 "data-seat": String(seat) },
-      el("h3", { className: "sv-name" }, el("span", { className: "sv-seatno", text: "Seat " + seat }),
-         el("span", { "data-role": "name", text: model.names[seat] }), badges),
-      facts, hand);
+      name, facts, hand);
     return panel;
   };
 
@@ -869,8 +1372,10 @@
                          "aria-label": "the Dummy's face-up cards" });
     shot.dummyUp.forEach(function (card) { up.appendChild(cardNode(card)); });
     var pile = el("div", { className: "sv-pile", "data-role": "pile" });
+    var hidden = shot.pileHidden || 0;
     if (this.perspective === "all") shot.pile.forEach(function (card) { pile.appendChild(cardNode(card, "sv-mini sv-facedown-known")); });
-    else shot.pile.forEach(function () { pile.appendChild(backNode("the Dummy's face-down pile")); });
+    else hidden += shot.pile.length;
+    for (var i = 0; i < hidden; i++) pile.appendChild(backNode("the Dummy's face-down pile"));
     var bet = shot.finalBets ? String(shot.finalBets[DUMMY_SEAT]) : "2";
     return el("section", { className: "sv-seat sv-dummy", "data-seat": String(DUMMY_SEAT) },
       el("h3", { className: "sv-name" }, el("span", { className: "sv-seatno", text: "Seat 2" }),
@@ -878,7 +1383,7 @@
       el("dl", { className: "sv-facts" }, el("dt", { text: "bet" }), el("dd", { "data-role": "bet", text: bet }),
          el("dt", { text: "tricks" }), el("dd", { "data-role": "tricks", text: String(shot.tricksWon[DUMMY_SEAT] || 0) })),
       el("p", { className: "sv-sub", text: "face up" }), up,
-      el("p", { className: "sv-sub", text: "pile (" + shot.pile.length + " face down)" }), pile);
+      el("p", { className: "sv-sub", text: "pile (" + (shot.pile.length + (shot.pileHidden || 0)) + " face down)" }), pile);
   };
 
   Viewer.prototype.centre = function (shot) {
@@ -907,11 +1412,14 @@
       });
       info.appendChild(bets);
     }
-    if (shot.discard.length) {
+    var discarded = shot.discard.length + (shot.discardHidden || 0);
+    if (discarded) {
       var discard = el("div", { className: "sv-discard", "data-role": "discard" },
-                       el("span", { text: "Discard (" + shot.discard.length + ", unused): " }));
+                       el("span", { text: "Discard (" + discarded + ", unused): " }));
+      var faceDown = shot.discardHidden || 0;
       if (this.perspective === "all") shot.discard.forEach(function (card) { discard.appendChild(cardNode(card, "sv-mini sv-facedown-known")); });
-      else shot.discard.forEach(function () { discard.appendChild(backNode("the discard")); });
+      else faceDown += shot.discard.length;
+      for (var i = 0; i < faceDown; i++) discard.appendChild(backNode("the discard"));
       info.appendChild(discard);
     }
     box.appendChild(info);
@@ -1006,7 +1514,9 @@
   /**
    * Shows `replayDocument` (an object, or its JSON text) in `element`; returns the viewer, or
    * null when the document is not a replay this viewer can show (the element then says why).
-   * options: {hash: true to read and write #step=N&seat=S, keyboard: "document" | "element"}.
+   * options: {hash: true to read and write #step=N&seat=S, keyboard: "document" | "element",
+   * live: true for a match being played (the document may hold no event yet; `append` adds them),
+   * onChoose: a function the `prompt` messages given to `append` are offered with}.
    * Mounting again in the same element (a live match's newer document) keeps the moment shown.
    */
   function mount(element, replayDocument, options) {
@@ -1016,8 +1526,9 @@
     element.septetViewer = null;
     try {
       var doc = typeof replayDocument === "string" ? JSON.parse(replayDocument) : replayDocument;
-      var viewer = new Viewer(element, readReplay(doc), {
-        hash: options.hash !== false, keyboard: options.keyboard || "document"
+      var viewer = new Viewer(element, readReplay(doc, Boolean(options.live)), {
+        hash: options.hash !== false, keyboard: options.keyboard || "document",
+        live: Boolean(options.live), onChoose: options.onChoose
       }, previous);
       element.septetViewer = viewer;
       return viewer;
@@ -1053,7 +1564,10 @@
     });
   }
 
-  global.SeptetViewer = { mount: mount, mountFromUrl: mountFromUrl, read: readReplay, FORMAT: FORMAT };
+  global.SeptetViewer = {
+    mount: mount, mountFromUrl: mountFromUrl, FORMAT: FORMAT,
+    read: function (doc) { return readReplay(doc, false).model; }
+  };
   if (global.document) {
     if (global.document.readyState === "loading") global.document.addEventListener("DOMContentLoaded", autoMount);
     else autoMount();
