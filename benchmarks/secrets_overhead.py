@@ -63,9 +63,9 @@ def main() -> None:
     from referee.engine.games import get_game
     from referee.engine.match import play_match
     from referee.engine.players import PolicyPlayer, RandomPlayer
-    from septet_platform.arena_api import selectors
     from septet_platform.bots.models import Bot, BotVersion
     from septet_platform.ladders.models import Ladder
+    from septet_platform.matches import selectors
     from septet_platform.matches.models import Match, Seat
     from septet_platform.matches.services import match_claim, match_record
 

@@ -73,12 +73,13 @@ def storage(settings: Any, tmp_path: Path) -> tuple[Path, Path]:
 @pytest.fixture
 def queued(monkeypatch: pytest.MonkeyPatch) -> dict[str, Queued]:
     """The build, qualification and match tasks, recorded instead of sent to a broker."""
-    from septet_platform.arena_api import services
+    from septet_platform.challenges import services as challenge_services
+    from septet_platform.submissions import services as submission_services
 
     tasks = {"build": Queued(), "qualify": Queued(), "match": Queued()}
-    monkeypatch.setattr(services, "bot_version_build_task", tasks["build"])
-    monkeypatch.setattr(services, "bot_version_qualify_task", tasks["qualify"])
-    monkeypatch.setattr(services, "match_run_task", tasks["match"])
+    monkeypatch.setattr(submission_services, "bot_version_build_task", tasks["build"])
+    monkeypatch.setattr(submission_services, "bot_version_qualify_task", tasks["qualify"])
+    monkeypatch.setattr(challenge_services, "match_run_task", tasks["match"])
     return tasks
 
 

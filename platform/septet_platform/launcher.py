@@ -51,9 +51,10 @@ REDIS_START_SECONDS = 30.0
 MAX_SOCKET_PATH = 100
 WEB_WORKERS = 2
 WEB_THREADS = 4
-"""gunicorn's threads per worker: 4 answered 50 clients with a lower worst page-kind p95 than 8 in
-six interleaved runs of benchmarks/web_load.py (fewer requests share a process's interpreter at
-once, so a long page no longer stretches while short ones crowd it; docs/operations.md)."""
+"""Threads answering pages in each site process (SEPTET_WEB_THREADS, septet_platform.asgi): 4
+answered 50 clients with a lower worst page-kind p95 than 8 in six interleaved runs of
+benchmarks/web_load.py (fewer requests share a process's interpreter at once, so a long page no
+longer stretches while short ones crowd it; docs/operations.md)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -171,6 +172,7 @@ def up(argv: Sequence[str]) -> int:
         os.environ.setdefault("SEPTET_PROTOS", str(ROOT / "protos"))
         os.environ.setdefault("SEPTET_SOURCE_URL", _clone_origin())  # the home page's `git clone`
     os.environ["SEPTET_SUPERVISION_STATE"] = str(data / SUPERVISION_STATE_FILE)
+    os.environ.setdefault("SEPTET_WEB_THREADS", str(WEB_THREADS))
     # The site tells bot authors where the Arena listens (--server): the address it was given here.
     os.environ.setdefault("SEPTET_ARENA_ADDRESS", args.arena)
     # A service manager's stop, a closed terminal and Ctrl-C all stop everything. SIGINT is set
@@ -387,7 +389,7 @@ def _child_specs(args: argparse.Namespace) -> list[ChildSpec]:
     # Prefork in production, as deploy/ runs it: the referee of each match gets a core of its own.
     pool = "prefork" if args.production else "threads"
 
-    def worker(name: str, queues: Sequence[str], concurrency: int) -> list[str]:
+    def worker(name: str, queues: Sequence[str], concurrency: int, pool: str = pool) -> list[str]:
         return [
             *celery,
             "worker",
@@ -414,6 +416,11 @@ def _child_specs(args: argparse.Namespace) -> list[ChildSpec]:
     commands["builder"] = worker(
         "builder", [django_settings.SEPTET_BUILD_QUEUE], django_settings.SEPTET_BUILD_WORKERS
     )
+    # Tables with a person at them on a pool of their own, always threads: a table mostly waits for
+    # its person, so it must never hold a ladder worker's slot (docs/live.md).
+    commands["tables"] = worker(
+        "tables", [django_settings.SEPTET_TABLE_QUEUE], django_settings.SEPTET_TABLE_WORKERS, pool="threads"
+    )
     commands |= {
         "beat": [
             *celery,
@@ -432,24 +439,24 @@ def _child_specs(args: argparse.Namespace) -> list[ChildSpec]:
 
 
 def _web_command(args: argparse.Namespace) -> list[str]:
-    """gunicorn (threads in each worker; static files by whitenoise) unless `--dev`, which runs
-    Django's development server: it serves one request at a time per thread it makes, reloads
-    nothing here, and is not meant to face many clients (p95 was 14.5 s at 50 of them)."""
+    """gunicorn running the site as ASGI under uvicorn (septet_platform.asgi: live streams without a
+    thread per viewer, pages on a pool of WEB_THREADS threads; static files by whitenoise) unless
+    `--dev`, which runs Django's development server: it serves one request at a time per thread it
+    makes (a live viewer holds one), reloads nothing here, and is not meant to face many clients
+    (p95 was 14.5 s at 50 of them)."""
     if args.dev:
         return [sys.executable, "-m", "django", "runserver", "--noreload", args.web]
     return [
         sys.executable,
         "-m",
         "gunicorn",  # not the script beside the interpreter: an installed package may have none
-        "septet_platform.wsgi:application",
+        "septet_platform.asgi:application",
         "--bind",
         args.web,
         "--workers",
         str(WEB_WORKERS),
         "--worker-class",
-        "gthread",
-        "--threads",
-        str(WEB_THREADS),
+        "septet_platform.asgi_worker.SiteWorker",
         "--graceful-timeout",
         "10",
         "--log-level",

@@ -1,5 +1,5 @@
-"""The site's URLs: the admin for organisers, health and metrics (septet_platform.ops), and the
-pages (septet_platform.web) at the root."""
+"""The site's URLs: the admin for organisers, health and metrics (septet_platform.ops), live
+streams and a person's answers (septet_platform.live_api), and the pages (septet_platform.web)."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -8,5 +8,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("septet_platform.ops.urls")),
     path("tournaments/", include("septet_platform.tournaments.urls")),
+    path("live/", include("septet_platform.live_api.urls")),
     path("", include("septet_platform.web.urls")),
 ]

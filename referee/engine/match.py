@@ -476,7 +476,9 @@ def play_match(
     forced = 0
     started = time.perf_counter()
     for seat, player in enumerate(players):
-        start = MatchStart(match_id or "", game.id, seat, len(players), checked_options, names, controls[seat])
+        start = MatchStart(
+            match_id or "", game.id, seat, len(players), checked_options, names, controls[seat]
+        )
         _notify(player, "start_match", start)
     kind_of: DecisionKind | None = None
     kind = ""

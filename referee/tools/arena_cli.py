@@ -36,7 +36,7 @@ from rich.table import Table as RichTable
 from referee.botkit.protocol import arena_pb2 as pb
 from referee.botkit.protocol import arena_pb2_grpc
 from referee.engine import replay
-from referee.tools import challenge_cli
+from referee.tools import challenge_cli, watch_cli
 from referee.tools.packing import pack_folder
 
 DEFAULT_SERVER = "127.0.0.1:50051"
@@ -64,7 +64,7 @@ SERVER_FAULTS = frozenset(
 )
 """gRPC statuses that are the server's (or the network's) failing, not the caller's mistake."""
 QUALIFYING = "qualifying"
-COMMANDS = ("submit", "ladder", "matches", "tournament", "logs", challenge_cli.COMMAND)
+COMMANDS = ("submit", "ladder", "matches", "tournament", "logs", challenge_cli.COMMAND, watch_cli.COMMAND)
 WAIT_POLL_SECONDS = 1.0
 """How often `submit --wait` asks how the qualification is going."""
 WAITING_SHOWN = 5
@@ -163,6 +163,7 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
     logs.add_argument("match_id", type=int, metavar="MATCH_ID")
 
     challenge_cli.add_parser(commands, parents=[connection, as_json])
+    watch_cli.add_parser(commands, parents=[connection])
 
     tournament = commands.add_parser(
         "tournament",
@@ -222,6 +223,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
                 return _logs(client, args, out)
             if args.command == challenge_cli.COMMAND:
                 return challenge_cli.run(client, args, out)
+            if args.command == watch_cli.COMMAND:
+                return watch_cli.run(client, args, out)
             return _fetch(client, args, out)
     except ArenaError as error:
         print(f"septet: error: {error}", file=sys.stderr)
@@ -245,6 +248,13 @@ class _Client:
     def stream(self, method: str, request: Any) -> Iterator[Any]:
         try:
             yield from getattr(self.arena, method)(request, metadata=self.metadata, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as error:
+            raise self._error(error) from None
+
+    def follow(self, method: str, request: Any) -> Iterator[Any]:
+        """A stream that lasts as long as what it follows (a match being played): no deadline."""
+        try:
+            yield from getattr(self.arena, method)(request, metadata=self.metadata)
         except grpc.RpcError as error:
             raise self._error(error) from None
 

@@ -23,11 +23,12 @@ from dataclasses import fields, is_dataclass
 from typing import Any, TextIO
 
 from referee.engine.cards import DECK_52
-from referee.engine.games import black_sevens, get_game, oh7, oh7_dummy
+from referee.engine.games import black_sevens, get_game, oh7
 from referee.engine.games.base import Action, Event
 from referee.engine.games.bidding import BiddingInfo
-from referee.engine.live import LiveView, Message
+from referee.engine.live import LiveView
 from referee.engine.match import Asking, MatchStart
+from referee.tools.narration import TableNarrator
 
 NAME = "human"
 PROMPT = "> "
@@ -110,11 +111,6 @@ def _bid(words: str, legal: tuple[Action, ...]) -> int:
     return bid
 
 
-def _s(who: str) -> str:
-    """The verb's ending after `who`: "you play", "greedy plays"."""
-    return "" if who == "you" else "s"
-
-
 def _shown(action: Action) -> str:
     return " ".join(action) if isinstance(action, tuple) else str(action)
 
@@ -140,7 +136,7 @@ class HumanSeat:
         self._in = stdin if stdin is not None else sys.stdin
         self._out = stdout if stdout is not None else sys.stdout
         self.seat = 0
-        self._names: list[str] = []
+        self._narrator = TableNarrator([], seat=None)
         self._view: LiveView | None = None
         self._title = ""
 
@@ -151,18 +147,18 @@ class HumanSeat:
         game = get_game(start.game)
         self.seat = start.seat
         self._view = LiveView(game, start.num_players, start.seat)
-        self._names = [
-            self._label(seat, name, start.seat_names) for seat, name in enumerate(start.seat_names)
-        ]
+        self._narrator = TableNarrator(start.seat_names, seat=start.seat)
         self._title = game.title
-        table = ", ".join(f"{seat}: {name}" for seat, name in enumerate(self._names))
+        table = ", ".join(f"{seat}: {name}" for seat, name in enumerate(self._narrator.names))
         self._say("", f"=== {game.title} ({game.id}): you are seat {start.seat} ({table})")
 
     def step(self, events: Sequence[Event], asking: Asking | None) -> None:
         """What happened since the last step, as this seat may see it (the observer hook)."""
         if self._view is None:
             return
-        lines = [line for message in self._view.step(events, asking) if (line := self._event_line(message))]
+        lines = [
+            line for message in self._view.step(events, asking) if (line := self._narrator.line(message))
+        ]
         if lines:
             self._say(*lines)
 
@@ -198,83 +194,11 @@ class HumanSeat:
         self._out.write("".join(f"{line}\n" for line in lines))
         self._out.flush()
 
-    def _label(self, seat: int, name: str, names: Sequence[str]) -> str:
-        if seat == self.seat:
-            return "you"
-        return name if list(names).count(name) == 1 else f"{name}#{seat}"
-
     def _who(self, seat: Any) -> str:
-        if isinstance(seat, int) and 0 <= seat < len(self._names):
-            return self._names[seat]
-        return "the Dummy" if seat == oh7_dummy.SEAT else f"seat {seat}"
+        return self._narrator.who(seat)
 
     def _per_seat(self, values: Sequence[Any]) -> str:
-        return ", ".join(
-            f"{self._who(seat)} {'-' if value is None else value}" for seat, value in enumerate(values)
-        )
-
-    # The table as it plays (one line per message of the seat's live view)
-
-    def _event_line(self, message: Message) -> str:
-        kind = message["type"]
-        who = self._who(message.get("seat"))
-        if kind == "deal":
-            return self._deal_line(message)
-        if kind == "bid":
-            return f"{who} bid{_s(who)} {message['bid']}"
-        if kind == "bets":
-            cards = ", ".join(f"{self._who(seat)} {card}" for seat, card in enumerate(message["cards"]))
-            again = ": they sum to 7, everyone bets again" if message["total"] == oh7.FORBIDDEN_TOTAL else ""
-            return f"bets (attempt {message['attempt'] + 1}): {cards} (total {message['total']}){again}"
-        if kind == "redeal":
-            return "the third bets summed to 7 too: the cards are dealt again"
-        if kind == "reveal":
-            return f"{who} reveal{_s(who)} the ? and lead{_s(who)}"
-        if kind == "leader":
-            trump = message["trump"] or "none"
-            up = f"; the Dummy turns up {' '.join(message['dummy_up'])}" if message.get("dummy_up") else ""
-            return f"{who} lead{_s(who)} first; trump: {trump}{up}"
-        if kind == "play":
-            cards = message.get("card") or " ".join(message.get("cards", ()))
-            turned = f" (turned up {message['turned']})" if message.get("turned") else ""
-            pile = " from its pile" if message.get("from_pile") else ""
-            return f"  {who} play{_s(who)} {cards}{pile}{turned}"
-        if kind in ("trick", "hand"):
-            winner = self._who(message["winner"])
-            return f"  -> {winner} win{_s(winner)} the {kind}"
-        if kind == "round_end":
-            return f"round {message['round'] + 1} over: points {self._per_seat(message['points'])}; " + (
-                f"scores {self._per_seat(message['scores'])}"
-            )
-        if kind == "game_end":
-            ranks = message.get("ranks")
-            placed = f"; ranks {self._per_seat(ranks)}" if ranks else " (aborted)"
-            return f"=== game over: scores {self._per_seat(message['scores'])}{placed}\n"
-        if kind == "forfeit":
-            return f"{who} forfeit{_s(who)} ({message['status']}); the greedy policy plays on"
-        return ""  # action (its event follows) and turn
-
-    def _deal_line(self, message: Message) -> str:
-        parts = [f"--- round {message['round'] + 1}"]
-        if "dealer" in message:
-            parts.append(f"dealer {self._who(message['dealer'])}")
-        if message.get("trump_card"):
-            parts.append(f"trump card {message['trump_card']}")
-        if "leader" in message:
-            parts.append(f"{self._who(message['leader'])} lead{_s(self._who(message['leader']))}")
-        if message.get("redeals"):
-            parts.append(f"redeal {message['redeals']}")
-        hand = message["hands"][self.seat]
-        seen = [
-            f"{self._who(seat)} {cards[0]}"
-            for seat, cards in enumerate(message["hands"])
-            if cards and seat != self.seat
-        ]
-        if hand is None and seen:
-            parts.append(f"your card is on your forehead; you see {', '.join(seen)}")
-        elif hand is not None:
-            parts.append(f"your hand {' '.join(hand)}")
-        return ", ".join(parts)
+        return self._narrator.per_seat(values)
 
     # The seat's view when asked
 

@@ -25,13 +25,13 @@ from referee.engine.match import play_match
 from referee.engine.players import builtin_player
 from referee.tools.cli import main
 from septet_platform.accounts.services import api_token_create, api_token_revoke
-from septet_platform.arena_api import services
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.qualification import bot_version_qualify
 from septet_platform.ladders.models import Ladder, Rating
 from septet_platform.ladders.selectors import ladder_standings
 from septet_platform.ladders.services import ladders_ensure
 from septet_platform.matches.models import Match
+from septet_platform.submissions import services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -26,8 +26,8 @@ from referee.botkit.protocol import arena_pb2 as pb
 from referee.botkit.protocol import arena_pb2_grpc
 from septet_platform.accounts.models import CountedAction
 from septet_platform.accounts.services import api_token_create
-from septet_platform.arena_api.models import Challenge
 from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.challenges.models import Challenge
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches import services as match_services
 from septet_platform.matches.models import Match, Seat

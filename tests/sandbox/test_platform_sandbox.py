@@ -38,11 +38,11 @@ from referee.tools.grpc_player import GrpcPlayer
 from referee.tools.sandbox import Sandbox
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import api_token_authenticate, api_token_create
-from septet_platform.arena_api.services import SubmissionsExhausted, submission_rate_check
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
 from septet_platform.matches import services
 from septet_platform.matches.models import Match, Seat, SeatLog
+from septet_platform.submissions.services import SubmissionsExhausted, submission_rate_check
 
 
 def _match(versions: list[BotVersion], seed: int = 5) -> Match:
@@ -272,13 +272,13 @@ def test_api_tokens_are_stored_hashed_and_the_plaintext_authenticates(house: Any
 def test_arena_refuses_a_submission_past_the_limit_with_resource_exhausted_and_stores_nothing(
     house: Any, settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from septet_platform.arena_api import services as arena_services
     from septet_platform.arena_api.server import create_server
+    from septet_platform.submissions import services as submission_services
 
     settings.SEPTET_ARCHIVES_DIR = tmp_path / "archives"
     settings.SEPTET_SUBMISSIONS_PER_HOUR = 2
     queued: list[int] = []
-    monkeypatch.setattr(arena_services.bot_version_qualify_task, "delay", queued.append)
+    monkeypatch.setattr(submission_services.bot_version_qualify_task, "delay", queued.append)
     _, plaintext = api_token_create(user=house, name="cli")
     metadata = [("authorization", f"Bearer {plaintext}")]
     server, port = create_server("127.0.0.1:0")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from web_data import Queued, Site, site_build
 
-from septet_platform.arena_api import services as arena_services
+from septet_platform.submissions import services as submission_services
 from septet_platform.web.csp import DEFAULT_POLICY, HEADER
 
 
@@ -27,9 +27,9 @@ def storage(settings: Any, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def qualify_queue(monkeypatch: pytest.MonkeyPatch) -> Queued:
-    """The qualification task as the Arena's bot_submit queues it, recorded instead of sent."""
+    """The qualification task as submissions' bot_submit queues it, recorded instead of sent."""
     queued = Queued()
-    monkeypatch.setattr(arena_services, "bot_version_qualify_task", queued)
+    monkeypatch.setattr(submission_services, "bot_version_qualify_task", queued)
     return queued
 
 

@@ -13,8 +13,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from septet_platform.accounts.models import CountedAction
-from septet_platform.arena_api.models import Challenge
 from septet_platform.bots.models import Bot
+from septet_platform.challenges.models import Challenge
 from septet_platform.ladders.models import Ladder
 from septet_platform.matches.models import Match
 

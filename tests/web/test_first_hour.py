@@ -18,8 +18,8 @@ from django.urls import reverse
 from web_data import SCRIPT_NAME, Site, version_make
 
 from referee.engine.games import all_games
-from septet_platform.arena_api.models import Challenge
 from septet_platform.bots.models import BotVersion
+from septet_platform.challenges.models import Challenge
 from septet_platform.ladders.models import Ladder, Rating
 from septet_platform.ladders.selectors import ladder_standings
 from septet_platform.matches.models import Seat

@@ -1,5 +1,5 @@
 """The busiest pages read in plain SQL (septet_platform.web.sql, web.bot_page, web.selectors'
-match_read): on real rows in every state that matters, they give what arena_api.selectors' rules
+match_read): on real rows in every state that matters, they give what matches.selectors' rules
 and a plain recomputation from the ORM give. Nothing is stored apart from the matches, seats and
 ratings, so these are the reads to hold equal."""
 
@@ -16,10 +16,11 @@ from django.template.defaultfilters import floatformat
 from django.utils import timezone
 from web_data import Site, match_play_recorded, version_make
 
-from septet_platform.arena_api.selectors import match_is_published, published_match_ids, rating_changes
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
+from septet_platform.ladders.selectors import rating_changes
 from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.selectors import match_is_published, published_match_ids
 from septet_platform.tournaments.models import Tournament
 from septet_platform.web import bot_page, selectors
 from septet_platform.web.tables import decimal_text
@@ -74,7 +75,7 @@ def _tournament(site: Site) -> Tournament:
     )
 
 
-def test_the_publication_read_with_the_match_equals_arena_apis_rule(site: Site) -> None:
+def test_the_publication_read_with_the_match_equals_the_matches_rule(site: Site) -> None:
     """Sets over, still played, over with aborted and cancelled rotations, a name shared with
     another ladder and with a tournament's set, and matches alone: the match page's and the
     replay's one-statement read says published exactly when match_is_published does, and the

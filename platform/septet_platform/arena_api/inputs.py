@@ -13,7 +13,8 @@ request costs no database query):
 - Ids (`match_id`, `challenge_id`) are positive: no row has id 0 or below.
 
 Counts and choices that depend on the data (page_size, status, sets, seats, versions) are checked
-where they are used (selectors.matches_page, services.challenge_request), with their own reasons.
+where they are used (selectors.matches_page, challenges.services.challenge_request), with their own
+reasons.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import NoReturn
 
 import grpc
+import redis
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ObjectDoesNotExist
@@ -20,25 +21,34 @@ from referee.botkit.protocol import arena_pb2_grpc
 from referee.engine.replay import ReplayError
 from referee.tools.botfolder import BotFolderError
 from referee.tools.stats import MeanInterval
-from septet_platform.arena_api import challenges as challenge_reads
-from septet_platform.arena_api import selectors, services
+from septet_platform.arena_api import selectors
 from septet_platform.arena_api.auth import current_user
 from septet_platform.bots.archives import CHUNK, DEFAULT_LIMITS, ArchiveLimits, ArchiveRejected
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.qualification import qualification_progress, reported_names
 from septet_platform.bots.quota import StorageQuotaExceeded
-from septet_platform.bots.selectors import bot_get, bot_versions_for
+from septet_platform.bots.selectors import bot_get, bot_versions_for, bots_list, unknown_bot_message
 from septet_platform.bots.services import BotNameTaken
+from septet_platform.challenges import selectors as challenge_reads
+from septet_platform.challenges import services as challenge_services
 from septet_platform.ladders.models import Ladder
-from septet_platform.ladders.selectors import ladder_standings
+from septet_platform.ladders.selectors import ladder_get, ladder_standings, ladders_list, rating_changes
+from septet_platform.live import selectors as live_selectors
+from septet_platform.live.streams import batch_ends, read_batches, stream_key
+from septet_platform.matches import selectors as match_selectors
 from septet_platform.matches.models import Match
+from septet_platform.submissions import services as submission_services
 from septet_platform.tournaments import messages as tournament_messages
 from septet_platform.tournaments import selectors as tournament_selectors
 from septet_platform.tournaments import services as tournament_services
 from septet_platform.tournaments.models import Tournament
 
 FOLLOW_POLL_SECONDS = 0.5
-OVER = selectors.OVER
+LIVE_WAIT_MILLISECONDS = 1_000
+"""How long FollowMatch waits on a playing match's live stream before it looks at its status again."""
+FOLLOW_DRAIN_SECONDS = 3.0
+"""How long a match that is over is given to finish writing its live stream before the result."""
+OVER = match_selectors.OVER
 
 
 def _time(value: datetime | None) -> str:
@@ -105,10 +115,10 @@ def _match(
 ) -> pb.MatchInfo:
     """The match as `viewer` may see it: the seed only once `published` (its duplicate set is
     over), forfeit reasons only of the viewer's own seats; each seat's rating change from
-    `changes` (selectors.rating_changes)."""
+    `changes` (ladders.selectors.rating_changes)."""
     changes = changes or {}
     seats = sorted(match.seats.all(), key=lambda seat: seat.seat)
-    owned = selectors.owned_seats(match, viewer)
+    owned = match_selectors.owned_seats(match, viewer)
     return pb.MatchInfo(
         id=match.pk,
         game=match.ladder.game,
@@ -125,13 +135,14 @@ def _match(
         seats=[
             pb.SeatInfo(
                 seat=seat.seat,
-                bot=seat.bot_version.bot.name,
-                version=seat.bot_version.number,
+                bot=seat.bot_version.bot.name if seat.bot_version else seat.player.get_username(),
+                version=seat.bot_version.number if seat.bot_version else 0,
+                person=seat.bot_version is None,
                 score=seat.score,
                 rank=seat.rank,
                 forfeit_status=seat.forfeit_status,
                 forfeit_reason=seat.forfeit_reason if seat.seat in owned else "",
-                rating_change=changes.get((match.pk, seat.bot_version_id)),
+                rating_change=changes.get((match.pk, seat.bot_version_id)) if seat.bot_version_id else None,
             )
             for seat in seats
         ],
@@ -143,8 +154,8 @@ def _one_match(match: Match) -> pb.MatchInfo:
     return _match(
         match,
         viewer=current_user.get(),
-        published=selectors.match_is_published(match),
-        changes=selectors.rating_changes([match]),
+        published=match_selectors.match_is_published(match),
+        changes=rating_changes([match]),
     )
 
 
@@ -160,7 +171,7 @@ def _challenge(
     """A challenge with its results and its matches as `viewer` may see them (seeds and replays
     of published sets only, forfeit reasons of the viewer's seats only)."""
     challenge = results.challenge
-    published = selectors.published_match_ids(results.matches)
+    published = match_selectors.published_match_ids(results.matches)
     return pb.ChallengeInfo(
         id=challenge.pk,
         game=challenge.ladder.game,
@@ -204,8 +215,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         user = current_user.get()
         assert user is not None  # the interceptor refuses anonymous submissions
         try:
-            services.submission_rate_check(owner=user)  # before reading the upload: cheap refusal
-        except services.SubmissionsExhausted as error:
+            submission_services.submission_rate_check(owner=user)  # before reading the upload: cheap refusal
+        except submission_services.SubmissionsExhausted as error:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
         archive = bytearray()
         for chunk in request_iterator:
@@ -218,14 +229,14 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         if not archive:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no archive bytes were sent")
         try:
-            version = services.bot_submit(owner=user, archive=bytes(archive), limits=self.limits)
+            version = submission_services.bot_submit(owner=user, archive=bytes(archive), limits=self.limits)
         except StorageQuotaExceeded as error:  # before ArchiveRejected, its base: a quota, not bad input
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
         except (ArchiveRejected, BotFolderError) as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except BotNameTaken as error:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
-        except services.SubmissionsExhausted as error:
+        except submission_services.SubmissionsExhausted as error:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
         return pb.SubmitBotResponse(
             bot=version.bot.name,
@@ -237,11 +248,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     def ListLadders(
         self, request: pb.ListLaddersRequest, context: grpc.ServicerContext
     ) -> pb.ListLaddersResponse:
-        return pb.ListLaddersResponse(ladders=[_ladder(ladder) for ladder in selectors.ladders_list()])
+        return pb.ListLaddersResponse(ladders=[_ladder(ladder) for ladder in ladders_list()])
 
     def GetLadder(self, request: pb.GetLadderRequest, context: grpc.ServicerContext) -> pb.GetLadderResponse:
         try:
-            ladder = selectors.ladder_get(game=request.game)
+            ladder = ladder_get(game=request.game)
         except Ladder.DoesNotExist as error:
             _not_found(context, error)
         standings = [
@@ -263,13 +274,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         return pb.GetLadderResponse(ladder=_ladder(ladder), standings=standings)
 
     def ListBots(self, request: pb.ListBotsRequest, context: grpc.ServicerContext) -> pb.ListBotsResponse:
-        return pb.ListBotsResponse(bots=[_bot(bot) for bot in selectors.bots_list(owner=request.owner)])
+        return pb.ListBotsResponse(bots=[_bot(bot) for bot in bots_list(owner=request.owner)])
 
     def GetBot(self, request: pb.GetBotRequest, context: grpc.ServicerContext) -> pb.GetBotResponse:
         try:
             bot = bot_get(name=request.name)
         except Bot.DoesNotExist:
-            _not_found(context, LookupError(selectors.unknown_bot_message(request.name)))
+            _not_found(context, LookupError(unknown_bot_message(request.name)))
         user: AbstractBaseUser | None = current_user.get()
         owner_sees = user is not None and user.pk == bot.owner_id
         versions = [_version(version, owner_sees=owner_sees) for version in bot_versions_for(bot=bot)]
@@ -291,8 +302,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         except ObjectDoesNotExist as error:
             _not_found(context, error)
         viewer = current_user.get()
-        published = selectors.published_match_ids(page)
-        changes = selectors.rating_changes(page)
+        published = match_selectors.published_match_ids(page)
+        changes = rating_changes(page)
         return pb.ListMatchesResponse(
             matches=[
                 _match(match, viewer=viewer, published=match.pk in published, changes=changes)
@@ -303,7 +314,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     def GetMatch(self, request: pb.GetMatchRequest, context: grpc.ServicerContext) -> pb.MatchInfo:
         try:
-            return _one_match(selectors.match_get(match_id=request.match_id))
+            return _one_match(match_selectors.match_get(match_id=request.match_id))
         except Match.DoesNotExist as error:
             _not_found(context, error)
 
@@ -311,11 +322,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self, request: pb.GetReplayRequest, context: grpc.ServicerContext
     ) -> Iterator[pb.ReplayChunk]:
         try:
-            match = selectors.match_get(match_id=request.match_id)
-            data = selectors.replay_for_viewer(match=match, viewer=current_user.get())
+            match = match_selectors.match_get(match_id=request.match_id)
+            data = match_selectors.replay_for_viewer(match=match, viewer=current_user.get())
         except (Match.DoesNotExist, FileNotFoundError) as error:
             _not_found(context, error)
-        except selectors.ReplayUnpublished as error:
+        except match_selectors.ReplayUnpublished as error:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
         except ReplayError as error:
             context.abort(grpc.StatusCode.DATA_LOSS, f"match {request.match_id}'s replay is damaged: {error}")
@@ -330,7 +341,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         assert user is not None  # the interceptor refuses anonymous challenges
         seats = [(seat.bot, seat.version) for seat in request.seats]
         try:
-            challenge = services.challenge_request(
+            challenge = challenge_services.challenge_request(
                 requester=user,
                 game=request.game,
                 seats=seats,
@@ -339,17 +350,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             )
         except ObjectDoesNotExist as error:
             _not_found(context, error)
-        except services.ChallengeInvalid as error:
+        except challenge_services.ChallengeInvalid as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        except services.ChallengeRefused as error:
+        except challenge_services.ChallengeRefused as error:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
-        except services.ChallengeNotYours as error:
+        except challenge_services.ChallengeNotYours as error:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
-        except services.ChallengesExhausted as error:
+        except challenge_services.ChallengesExhausted as error:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
         match_ids = list(challenge.matches.order_by("id").values_list("id", flat=True))
         return pb.RequestChallengeResponse(
-            match=_one_match(selectors.match_get(match_id=match_ids[0])),
+            match=_one_match(match_selectors.match_get(match_id=match_ids[0])),
             challenge_id=challenge.pk,
             match_ids=match_ids,
         )
@@ -369,39 +380,73 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         user = current_user.get()
         assert user is not None  # the interceptor refuses anonymous calls
         try:
-            bot = services.challenges_accepted_set(owner=user, bot=request.bot, accepts=request.accepts)
+            bot = challenge_services.challenges_accepted_set(
+                owner=user, bot=request.bot, accepts=request.accepts
+            )
         except ObjectDoesNotExist as error:
             _not_found(context, error)
-        except services.ChallengeNotYours as error:
+        except challenge_services.ChallengeNotYours as error:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
         return pb.SetChallengesAcceptedResponse(bot=bot.name, accepts=bot.accepts_challenges)
 
     def FollowMatch(
         self, request: pb.FollowMatchRequest, context: grpc.ServicerContext
     ) -> Iterator[pb.MatchEvent]:
-        """Events while the match changes; ended with DEADLINE_EXCEEDED once it has not changed
-        for settings.SEPTET_FOLLOW_IDLE_SECONDS, so a forgotten stream frees its slot."""
+        """Status events while the match changes, and its public live stream's batches while it is
+        played (none while a person still has to play its deal in another rotation); ended with
+        DEADLINE_EXCEEDED once nothing has happened for settings.SEPTET_FOLLOW_IDLE_SECONDS, so a
+        forgotten stream frees its slot."""
         last: tuple[str, int] | None = None
         changed_at = time.monotonic()
+        after: dict[int, str] = {}
         while context.is_active():
             close_old_connections()
             try:
-                match = selectors.match_get(match_id=request.match_id)
+                match = match_selectors.match_get(match_id=request.match_id)
             except Match.DoesNotExist as error:
                 _not_found(context, error)
             if (match.status, match.attempt) != last:
                 last = (match.status, match.attempt)
                 changed_at = time.monotonic()
+                if match.status in OVER:  # the end of the live stream first, then the result
+                    yield from self._live_batches(match, after, until_end=True)
                 yield pb.MatchEvent(status=match.status, attempt=match.attempt, match=_one_match(match))
             if match.status in OVER:
                 return
+            batches = list(self._live_batches(match, after, until_end=False))
+            if batches:
+                changed_at = time.monotonic()
+                yield from batches
             idle = settings.SEPTET_FOLLOW_IDLE_SECONDS
             if time.monotonic() - changed_at >= idle:
                 context.abort(
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     f"match {request.match_id} has not changed for {idle:.0f} s; follow it again to go on",
                 )
-            time.sleep(min(FOLLOW_POLL_SECONDS, idle))
+            if not batches and match.status != Match.Status.RUNNING:
+                time.sleep(min(FOLLOW_POLL_SECONDS, idle))
+
+    @staticmethod
+    def _live_batches(match: Match, after: dict[int, str], *, until_end: bool) -> Iterator[pb.MatchEvent]:
+        """The public live batches of the match's current attempt not sent yet (`after`: the last
+        entry sent per attempt), waiting a moment for more; `until_end` drains the stream up to its
+        `end` message (a few seconds at most). Nothing while the stream is held."""
+        if match.status == Match.Status.SCHEDULED or live_selectors.held_reason(match):
+            return
+        key = stream_key(match.pk, match.attempt, None)
+        deadline = time.monotonic() + (FOLLOW_DRAIN_SECONDS if until_end else 0)
+        while True:
+            try:
+                entries = read_batches(key, after.get(match.attempt, "0-0"), block_ms=LIVE_WAIT_MILLISECONDS)
+            except redis.RedisError:
+                return
+            for entry_id, batch in entries:
+                after[match.attempt] = entry_id
+                yield pb.MatchEvent(status=match.status, attempt=match.attempt, live_batch=batch)
+                if until_end and batch_ends(batch):
+                    return
+            if not until_end or time.monotonic() >= deadline:
+                return
 
     def ListTournaments(
         self, request: pb.ListTournamentsRequest, context: grpc.ServicerContext
@@ -433,7 +478,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         except Tournament.DoesNotExist:
             _not_found(context, LookupError(f"no tournament named {request.name!r}"))
         except Bot.DoesNotExist:
-            _not_found(context, LookupError(selectors.unknown_bot_message(request.bot)))
+            _not_found(context, LookupError(unknown_bot_message(request.bot)))
         if bot.owner_id != user.pk:
             context.abort(
                 grpc.StatusCode.PERMISSION_DENIED, f"{bot.name} is not your bot: enter only bots you own"
@@ -448,13 +493,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         self, request: pb.GetMatchLogsRequest, context: grpc.ServicerContext
     ) -> pb.GetMatchLogsResponse:
         try:
-            match = selectors.match_get(match_id=request.match_id)
-            logs = selectors.seat_logs_for_viewer(match=match, viewer=current_user.get())
+            match = match_selectors.match_get(match_id=request.match_id)
+            logs = match_selectors.seat_logs_for_viewer(match=match, viewer=current_user.get())
         except Match.DoesNotExist as error:
             _not_found(context, error)
-        except selectors.LogsNotYours as error:
+        except match_selectors.LogsNotYours as error:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
-        except selectors.ReplayUnpublished as error:
+        except match_selectors.ReplayUnpublished as error:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
         return pb.GetMatchLogsResponse(
             match_id=match.pk,

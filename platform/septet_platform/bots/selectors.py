@@ -1,13 +1,22 @@
-"""Bot reads: a bot by name, its versions, where a version's archive is kept."""
+"""Bot reads: every bot, a bot by name, its versions, where a version's archive is kept, and
+the hint a mistyped name gets."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 from django.conf import settings
 from django.db.models import QuerySet
 
 from septet_platform.bots.models import Bot, BotVersion
+
+
+def bots_list(*, owner: str = "") -> QuerySet[Bot]:
+    """Every bot (or only `owner`'s), by name, with its owner and versions fetched."""
+    bots = Bot.objects.select_related("owner").prefetch_related("versions").order_by("name")
+    return bots.filter(owner__username=owner) if owner else bots
 
 
 def bot_get(*, name: str) -> Bot:
@@ -26,3 +35,15 @@ def bot_versions_for(*, bot: Bot) -> QuerySet[BotVersion]:
 def bot_version_archive_path(*, version: BotVersion) -> Path:
     """Where the version's stored archive (a .tar.gz) is on disk."""
     return Path(settings.SEPTET_ARCHIVES_DIR) / version.archive
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """The hint `; did you mean X?` naming the choice closest to a mistyped `word` (difflib's
+    ratio over 0.6), or "" when none is close: a typo gets its fix in the error itself."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def unknown_bot_message(name: str) -> str:
+    """Why no bot is found by `name`, with the closest bot name when one is close."""
+    return f"no bot named {name!r}{did_you_mean(name, Bot.objects.values_list('name', flat=True))}"

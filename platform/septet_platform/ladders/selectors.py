@@ -1,13 +1,53 @@
-"""Ladder reads: the standings a ladder page, the Arena API and `septet ladder` show."""
+"""Ladder reads: every ladder, a ladder by game, the standings a ladder page, the Arena API and
+`septet ladder` show, and the rating change each match made."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import QuerySet
+
 from septet_platform.bots.models import BotVersion
+from septet_platform.bots.selectors import did_you_mean
 from septet_platform.ladders import ratings
-from septet_platform.ladders.models import Ladder, Rating
+from septet_platform.ladders.models import Ladder, Rating, RatingChange
+from septet_platform.matches.models import Match
+
+
+def ladders_list() -> QuerySet[Ladder]:
+    """Every ladder, by game id."""
+    return Ladder.objects.order_by("game")
+
+
+def ladder_get(*, game: str) -> Ladder:
+    """The ladder of `game`; raises Ladder.DoesNotExist saying so."""
+    ladder = Ladder.objects.filter(game=game).first()
+    if ladder is None:
+        raise Ladder.DoesNotExist(unknown_game_message(game))
+    return ladder
+
+
+def unknown_game_message(game: str) -> str:
+    """Why `game` has no ladder: the closest game id, then every game id that has one."""
+    games = list(Ladder.objects.order_by("game").values_list("game", flat=True))
+    known = f" (the ladders: {', '.join(games)})" if games else " (this server has no ladder yet)"
+    return f"no ladder for game {game!r}{did_you_mean(game, games)}{known}"
+
+
+def rating_changes(matches: Iterable[Match]) -> dict[tuple[int, int], int]:
+    """The change of the displayed rating each (match id, bot version id) made, one query for all
+    of `matches`; a pair is missing when its match changed no rating (unrated, not yet rated, or
+    a duplicate set's rotation before its last)."""
+    changes = RatingChange.objects.filter(match_id__in=[match.pk for match in matches]).values_list(
+        "match_id", "rating__bot_version_id", "mu_before", "sigma_before", "mu_after", "sigma_after"
+    )
+    return {
+        (match_id, version_id): ratings.display(mu_after, sigma_after).rating
+        - ratings.display(mu_before, sigma_before).rating
+        for match_id, version_id, mu_before, sigma_before, mu_after, sigma_after in changes
+    }
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -21,6 +22,7 @@ class Match(models.Model):
         CHALLENGE = "challenge"
         QUALIFICATION = "qualification"
         TOURNAMENT = "tournament"
+        TABLE = "table"  # a person sits at one seat (septet_platform.challenges' human tables)
 
     ladder = models.ForeignKey("ladders.Ladder", on_delete=models.PROTECT, related_name="matches")
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.LADDER)
@@ -47,6 +49,9 @@ class Match(models.Model):
         max_length=64, blank=True, help_text="the random id the bots and the replay know the match by"
     )
     ratings_applied = models.BooleanField(default=False)
+    end_reason = models.CharField(
+        max_length=300, blank=True, help_text="why a match ended without being played out (a voided table)"
+    )
 
     class Meta:
         indexes = [
@@ -77,18 +82,44 @@ class Match(models.Model):
 
 
 class Seat(models.Model):
-    """Who sat where in a match, and how it went for them."""
+    """Who sat where in a match (a bot version, or a person: `player`), and how it went for them.
+
+    A person's seat has a time control of its own (a person thinks longer than a bot); a bot's
+    seat plays under its match's ladder or tournament time control."""
 
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
     seat = models.PositiveSmallIntegerField()
-    bot_version = models.ForeignKey("bots.BotVersion", on_delete=models.PROTECT, related_name="seats")
+    bot_version = models.ForeignKey(
+        "bots.BotVersion", on_delete=models.PROTECT, related_name="seats", null=True, blank=True
+    )
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="seats",
+        null=True,
+        blank=True,
+        help_text="the person in this seat, deciding from the browser (a human table)",
+    )
+    decision_seconds = models.FloatField(null=True, blank=True, help_text="a person's time per decision")
+    bank_seconds = models.FloatField(null=True, blank=True, help_text="a person's extra time over the game")
     score = models.IntegerField(null=True, blank=True)
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
     forfeit_status = models.CharField(max_length=10, blank=True)
     forfeit_reason = models.TextField(blank=True)
 
+    @property
+    def is_person(self) -> bool:
+        return self.player_id is not None
+
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["match", "seat"], name="one_bot_per_seat")]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "seat"], name="one_bot_per_seat"),
+            models.CheckConstraint(
+                condition=models.Q(bot_version__isnull=False, player__isnull=True)
+                | models.Q(bot_version__isnull=True, player__isnull=False),
+                name="seat_bot_or_person",
+            ),
+        ]
         # A bot's matches newest first (its page's results, waiting matches and duplicate sets).
         indexes = [models.Index(fields=["bot_version", "match"], name="seat_version_match")]
         ordering = ["match", "seat"]

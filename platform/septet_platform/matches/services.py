@@ -59,10 +59,19 @@ from django.db import connection, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
+import referee
 from referee.engine import replay as replays
 from referee.engine.games import get_game
-from referee.engine.games.base import Action
-from referee.engine.match import Forfeit, MatchResult, PlayerError, TimeControl, new_match_id, play_match
+from referee.engine.games.base import Action, Game
+from referee.engine.match import (
+    REPLAY_FORMAT,
+    Forfeit,
+    MatchResult,
+    PlayerError,
+    TimeControl,
+    new_match_id,
+    play_match,
+)
 from referee.engine.players import Player
 from referee.tools.bot_logs import CapturedLog, captured_text, log_size, read_log_tail
 from referee.tools.botfolder import BotFolderError, RunningBot, launch_bot
@@ -71,6 +80,8 @@ from referee.tools.sandbox import Sandbox, SandboxError, check_available
 from referee.tools.sandbox_seccomp import SeccompUnavailable, compiled_filter
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
+from septet_platform.live.relay import RemoteSeatPlayer
+from septet_platform.live.streams import LivePublisher, live_end, stream_end
 from septet_platform.matches import lost, storage
 from septet_platform.matches.models import Match, Seat, SeatLog
 from septet_platform.matches.unpacked import Held, UnpackedFolders, process_folders
@@ -85,6 +96,11 @@ LEASE = timedelta(seconds=30)
 third of it while the match plays (`_LeaseKeeper`), so only a dead worker lets it run out (a
 database blip of up to two renewals is absorbed). With the reaper every 10 s, a dead worker's
 match is queued again at most 40 s after its last renewal."""
+PERSON_DECISION_SECONDS = 30.0
+"""A person's time per decision when their seat names none."""
+PERSON_MATCH_DECISIONS = 200
+"""A person's budget for the whole match: their bank plus this many decision times (an Oh Hell!
+game asks a seat about 130 decisions), so a person who answers within their clock never runs out."""
 UNRATED_GRACE = timedelta(seconds=5)
 """A finished match is left this long to the worker that recorded it before the sweep rates it
 (rating twice is harmless anyway: `ratings_apply` is idempotent)."""
@@ -310,7 +326,10 @@ def match_play(*, match_id: int, worker: str) -> Played:
     context = {"match_id": match_id, "attempt": attempt, "worker": worker, "game": match.ladder.game}
     log.info("match claimed", extra=context)
     started = time.monotonic()
-    seats = list(Seat.objects.filter(match=match).select_related("bot_version__bot").order_by("seat"))
+    seats = list(
+        Seat.objects.filter(match=match).select_related("bot_version__bot", "player").order_by("seat")
+    )
+    bot_seats = [seat for seat in seats if not seat.is_person]
     running: dict[int, RunningBot] = {}
     warm: dict[int, WarmBot] = {}
     clean: set[int] = set()
@@ -319,37 +338,56 @@ def match_play(*, match_id: int, worker: str) -> Played:
     log_starts: dict[int, int] = {}
     logs: dict[int, CapturedLog] = {}
     start_errors: dict[int, str] = {}
+    publisher: LivePublisher | None = None
     try:
         with _LeaseKeeper(match_id, attempt):
-            sandbox = bot_sandbox()
-            players.extend(
-                _players(seats, running, sandbox, seed=match.seed, warm=warm, start_errors=start_errors)
-            )
-            log_starts = {number: log_size(running[number].log_path) for number in warm}
             game = get_game(match.ladder.game)
             time_control = _time_control(match)
+            publisher = _live_publisher(match, seats, game, time_control)
+            sandbox = bot_sandbox()
+            bots = _players(
+                bot_seats, running, sandbox, seed=match.seed, warm=warm, start_errors=start_errors
+            )
+            players.extend(_seated(seats, bots, publisher))
+            log_starts = {number: log_size(running[number].log_path) for number in warm}
+            publisher.begin()
             outcome = play_match(
-                game, players, seed=match.seed, time_control=time_control, match_id=new_match_id()
+                game,
+                players,
+                seed=match.seed,
+                time_control=time_control,
+                seat_time_controls=_seat_time_controls(seats),
+                match_id=new_match_id(),
+                observer=publisher,
             )
         clean = {seat.seat for seat in seats} - {forfeit.seat for forfeit in outcome.forfeits}
     except Exception:
         log.exception("match voided by an infrastructure failure", extra=context)
-        _void(match_id, attempt)
+        _void(match, attempt, publisher=publisher)
         return Played(match_id, "voided", attempt)
     finally:
         logs = _seat_logs(running, log_starts)  # before the bots stop: their scratch goes with them
         logs |= {number: captured_text(error) for number, error in start_errors.items()}
-        _bots_done(seats, running, warm, sandbox, seed=match.seed, clean=clean, players=players)
+        _bots_done(bot_seats, running, warm, sandbox, seed=match.seed, clean=clean, players=players)
     try:
         recorded = match_record(match_id=match_id, attempt=attempt, outcome=outcome, logs=logs, seats=seats)
     except OSError as error:
         health = storage.storage_failed(error)
         log.error("match voided: its replay could not be written", extra={**context, "reason": health.reason})
-        _void(match_id, attempt)
+        _void(match, attempt, publisher=publisher)
         return Played(match_id, "storage failed", attempt)
+    assert publisher is not None  # made before the match could be played
     if not recorded:
         log.warning("match lost its claim before recording", extra=context)
+        publisher.end(live_end(status="voided", reason="another worker took this match over"))
         return Played(match_id, "lost its claim", attempt)
+    publisher.end(
+        live_end(
+            status="aborted" if outcome.result.ranks is None else "finished",
+            reason=outcome.result.reason,
+            replay=duplicate_set_over(match),
+        )
+    )
     if match.rated:
         ratings_apply(match=match)  # idempotent; one writer per ladder (it reads the match itself)
     forfeits = [f"seat {forfeit.seat}: {forfeit.status.name}" for forfeit in outcome.forfeits]
@@ -374,12 +412,30 @@ def match_play_set(*, match_id: int, worker: str) -> list[Played]:
     return played
 
 
-def _void(match_id: int, attempt: int) -> None:
+VOIDED_TABLE_REASON = (
+    "the game was stopped by a failure of the platform, not of any player; start a new table"
+)
+"""Why a table with a person at it ends when its attempt is voided: it is not played again from the
+start, since the person has seen the deal."""
+
+
+def _void(match: Match, attempt: int, *, publisher: LivePublisher | None = None) -> None:
     """Puts the match back to SCHEDULED if `attempt` still holds it: nothing recorded, nothing
-    scored (a failure of ours, not a bot's)."""
-    Match.objects.filter(pk=match_id, status=Match.Status.RUNNING, attempt=attempt).update(
-        status=Match.Status.SCHEDULED, worker="", lease_until=None
-    )
+    scored (a failure of ours, not a bot's). A table with a person at it is cancelled instead,
+    saying why, rather than dealt again to someone who has seen the cards. Its viewers are told."""
+    person = Seat.objects.filter(match=match, player__isnull=False).exists()
+    if person:
+        Match.objects.filter(pk=match.pk, status=Match.Status.RUNNING, attempt=attempt).update(
+            status=Match.Status.CANCELLED, worker="", lease_until=None, finished=timezone.now(),
+            end_reason=VOIDED_TABLE_REASON,
+        )
+    else:
+        Match.objects.filter(pk=match.pk, status=Match.Status.RUNNING, attempt=attempt).update(
+            status=Match.Status.SCHEDULED, worker="", lease_until=None
+        )
+    if publisher is not None:
+        reason = VOIDED_TABLE_REASON if person else "the game is played again from the start"
+        publisher.end(live_end(status="voided", reason=reason))
 
 
 class _LeaseKeeper:
@@ -421,6 +477,83 @@ class _LeaseKeeper:
         return bool(renewed)
 
 
+def _live_publisher(match: Match, seats: list[Seat], game: Game, time_control: TimeControl) -> LivePublisher:
+    """The match's live streams for this attempt: the public one, and each person's seat's own."""
+    controls = _seat_time_controls(seats)
+    header = {
+        "format": REPLAY_FORMAT,
+        "engine": f"septet {referee.__version__}",
+        "game": game.id,
+        "options": game.check_options({}),
+        "seats": [
+            {"seat": seat.seat, "name": seat_name(seat)}
+            | ({"time_control": controls[seat.seat].to_json()} if seat.seat in controls else {})
+            for seat in seats
+        ],
+        "time_control": time_control.to_json(),
+    }
+    return LivePublisher(
+        match_id=match.pk,
+        attempt=match.attempt,
+        game=game,
+        num_players=len(seats),
+        header=header,
+        seats=[seat.seat for seat in seats if seat.is_person],
+    )
+
+
+def seat_name(seat: Seat) -> str:
+    """How a seat is named in replays and live streams: `bot vN`, or a person's user name."""
+    if seat.player is not None:
+        return seat.player.get_username()
+    version = seat.bot_version
+    assert version is not None
+    return f"{version.bot.name} v{version.number}"
+
+
+def _seat_time_controls(seats: list[Seat]) -> dict[int, TimeControl]:
+    """Each person's seat's own time control (a generous one: docs/live.md)."""
+    controls = {}
+    for seat in seats:
+        if seat.is_person:
+            decision, bank = seat.decision_seconds or PERSON_DECISION_SECONDS, seat.bank_seconds or 0.0
+            budget = bank + PERSON_MATCH_DECISIONS * decision
+            controls[seat.seat] = TimeControl(decision, bank, match_seconds=budget)
+    return controls
+
+
+def _seated(seats: list[Seat], bots: dict[int, Player], publisher: LivePublisher) -> list[Player]:
+    """Every seat's player in seat order: the bots', and a remote seat for each person."""
+    players: list[Player] = []
+    for seat in seats:
+        if seat.is_person:
+            players.append(
+                RemoteSeatPlayer(
+                    seat_name(seat),
+                    match_id=seat.match_id,
+                    seat=seat.seat,
+                    stream_key=publisher.key(seat.seat),
+                    prompt=publisher.seat_message,
+                )
+            )
+        else:
+            players.append(bots[seat.seat])
+    return players
+
+
+def duplicate_set_over(match: Match) -> bool:
+    """Whether every rotation of the match's duplicate set is over (its replay is published)."""
+    if not match.duplicate_set:
+        return True
+    return not (
+        Match.objects.filter(
+            duplicate_set=match.duplicate_set, ladder_id=match.ladder_id, tournament_id=match.tournament_id
+        )
+        .exclude(status__in=(Match.Status.FINISHED, Match.Status.ABORTED, Match.Status.CANCELLED))
+        .exists()
+    )
+
+
 def _time_control(match: Match) -> TimeControl:
     """A tournament's own time control for its matches; the ladder's for every other match."""
     rules = match.tournament if match.tournament is not None else match.ladder
@@ -445,11 +578,12 @@ def _players(
     seed: int,
     warm: dict[int, WarmBot],
     start_errors: dict[int, str] | None = None,
-) -> list[Player]:
-    """One gRPC player per seat, each its own process (in `sandbox`), even for a version seated
-    twice: one process serving two seats would see both hands. A failed start forfeits its seat; a
-    sandbox that cannot be made raises SandboxError (voids the attempt). A house bot's seat takes a
-    warm process of an earlier match when one has not played `seed` (`warm.py`).
+) -> dict[int, Player]:
+    """One gRPC player per bot seat (by seat number), each its own process (in `sandbox`), even
+    for a version seated twice: one process serving two seats would see both hands. A failed start
+    forfeits its seat; a sandbox that cannot be made raises SandboxError (voids the attempt). A
+    house bot's seat takes a warm process of an earlier match when one has not played `seed`
+    (`warm.py`).
 
     `running` and `warm` are filled by seat number, and `start_errors` with the whole error of a
     seat that did not start (its output's tail included; its forfeit reason is the first line).
@@ -480,20 +614,19 @@ def _players(
             failed[number] = str(error)
     if start_errors is not None:
         start_errors.update(failed)
-    players: list[Player] = []
+    players: dict[int, Player] = {}
     for seat in seats:
-        version = seat.bot_version
-        name = f"{version.bot.name} v{version.number}"
+        name = seat_name(seat)
         kept = warm.get(seat.seat)
         if seat.seat in failed:
-            players.append(_NotStarted(name, failed[seat.seat].splitlines()[0]))
+            players[seat.seat] = _NotStarted(name, failed[seat.seat].splitlines()[0])
         elif kept is not None and kept.player is not None:
-            players.append(kept.player)
+            players[seat.seat] = kept.player
         else:
             # A bot that dies mid-game is reported with its exit code or signal (not its output:
             # the forfeit reason is published in the replay).
             started = running[seat.seat]
-            players.append(GrpcPlayer(started.address, name, exited=started.exit_status))
+            players[seat.seat] = GrpcPlayer(started.address, name, exited=started.exit_status)
     return players
 
 
@@ -708,15 +841,29 @@ def matches_rate_unrated(*, now: datetime | None = None) -> list[int]:
 
 
 def matches_reap(*, now: datetime | None = None) -> list[int]:
-    """Puts RUNNING matches whose lease ran out (a dead worker) back to SCHEDULED; their ids."""
+    """Puts RUNNING matches whose lease ran out (a dead worker) back to SCHEDULED; their ids. A
+    table with a person at it is cancelled instead, saying why (see `_void`), and its viewers told."""
     now = now or timezone.now()
     with transaction.atomic():
         expired = list(
             Match.objects.select_for_update()
             .filter(status=Match.Status.RUNNING, lease_until__lt=now)
-            .values_list("pk", flat=True)
+            .values_list("pk", "attempt")
         )
-        Match.objects.filter(pk__in=expired).update(
-            status=Match.Status.SCHEDULED, worker="", lease_until=None
+        with_person = dict(
+            Seat.objects.filter(match_id__in=[pk for pk, _ in expired], player__isnull=False)
+            .values_list("match_id", "match__attempt")
+            .distinct()
         )
-    return expired
+        again = [pk for pk, _ in expired if pk not in with_person]
+        Match.objects.filter(pk__in=again).update(status=Match.Status.SCHEDULED, worker="", lease_until=None)
+        Match.objects.filter(pk__in=list(with_person)).update(
+            status=Match.Status.CANCELLED, worker="", lease_until=None, finished=now,
+            end_reason=VOIDED_TABLE_REASON,
+        )
+    for match_id, attempt in expired:
+        reason = VOIDED_TABLE_REASON if match_id in with_person else "the game is played again from the start"
+        people = Seat.objects.filter(match_id=match_id, player__isnull=False).values_list("seat", flat=True)
+        audiences = [None, *people]
+        stream_end(match_id, attempt, audiences, live_end(status="voided", reason=reason))
+    return again

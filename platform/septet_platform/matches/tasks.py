@@ -39,6 +39,8 @@ SETS_PER_TRANSACTION = 25
 writer) is held for tens of milliseconds, not for a whole top-up of thousands of matches."""
 TOURNAMENT_MATCH_TASK = "septet.tournament_match_run"
 CHALLENGE_QUEUE = "challenges"
+TABLE_QUEUE = "tables"
+"""Tables with a person at them: long, mostly waiting, on a worker pool of their own (settings)."""
 
 
 @shared_task(bind=True, name="septet.match_run", max_retries=MAX_DATABASE_RETRIES, **DATABASE_RETRY)
@@ -125,14 +127,14 @@ def matches_reap_task() -> int:
     in_events = set(
         Match.objects.filter(pk__in=expired, tournament__isnull=False).values_list("pk", flat=True)
     )
-    challenges = set(
-        Match.objects.filter(pk__in=expired, kind=Match.Kind.CHALLENGE).values_list("pk", flat=True)
-    )
+    kinds = dict(Match.objects.filter(pk__in=expired).values_list("pk", "kind"))
     for match_id in expired:
         if match_id in in_events:  # by name: the tournaments app builds on this one, not the reverse
             current_app.send_task(TOURNAMENT_MATCH_TASK, (match_id,))  # its queue; held while paused
-        elif match_id in challenges:
+        elif kinds.get(match_id) == Match.Kind.CHALLENGE:
             match_run_task.apply_async((match_id,), queue=CHALLENGE_QUEUE)  # behind rated play
+        elif kinds.get(match_id) == Match.Kind.TABLE:
+            match_run_task.apply_async((match_id,), queue=TABLE_QUEUE)  # on the tables' own pool
         else:
             match_run_task.delay(match_id)
     return len(expired)

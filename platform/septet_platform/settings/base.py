@@ -51,7 +51,11 @@ INSTALLED_APPS = [
     "septet_platform.bots",
     "septet_platform.ladders",
     "septet_platform.matches",
+    "septet_platform.live",
+    "septet_platform.challenges",
+    "septet_platform.submissions",
     "septet_platform.arena_api",
+    "septet_platform.live_api",
     "septet_platform.web",
     "septet_platform.tournaments",
     "septet_platform.ops",
@@ -173,10 +177,24 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # Builds (a submitted version's `build`, up to SEPTET_BUILD_SECONDS each) have the `builds` queue and
 # a pool of their own, never a match worker's: a build that sleeps holds only a build slot
 # (septet_platform/bots/build_budget.py; `septet up`'s `builder`, deploy/'s builder).
-SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments", "challenges", "builds")
+# Tables with a person at them (septet_platform.challenges' human tables) have the `tables` queue and
+# a pool of their own: a game with a person lasts many minutes and mostly waits for them, so it must
+# never hold a ladder worker's slot (`septet up`'s `tables` worker; deploy/'s tables worker).
+SEPTET_QUEUES = ("matches", "qualification", "maintenance", "tournaments", "challenges", "builds", "tables")
 SEPTET_BUILD_QUEUE = "builds"
-SEPTET_MATCH_QUEUES = tuple(queue for queue in SEPTET_QUEUES if queue != SEPTET_BUILD_QUEUE)
-"""The queues a match worker consumes: all but the builds."""
+SEPTET_TABLE_QUEUE = "tables"
+SEPTET_MATCH_QUEUES = tuple(
+    queue for queue in SEPTET_QUEUES if queue not in (SEPTET_BUILD_QUEUE, SEPTET_TABLE_QUEUE)
+)
+"""The queues a match worker consumes: all but the builds and the tables."""
+SEPTET_TABLE_WORKERS = int(os.environ.get("SEPTET_TABLE_WORKERS", "4"))
+"""Tables played at once by the tables pool (threads: each mostly waits for its person)."""
+SEPTET_TABLES_PER_HOUR = int(os.environ.get("SEPTET_TABLES_PER_HOUR", "20"))
+"""Tables one person may start in any rolling hour (septet_platform.challenges.tables)."""
+SEPTET_OPEN_TABLES_PER_USER = int(os.environ.get("SEPTET_OPEN_TABLES_PER_USER", "2"))
+"""Tables one person may have open (scheduled or being played) at once."""
+SEPTET_LIVE_REDIS_URL = os.environ.get("SEPTET_LIVE_REDIS_URL", "")
+"""The Redis of live streams and a person's answers (septet_platform.live); empty: REDIS_URL's."""
 CELERY_TASK_DEFAULT_QUEUE = "matches"
 CELERY_TASK_ROUTES = ("septet_platform.matches.queues.route_task",)
 

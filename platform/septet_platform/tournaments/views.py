@@ -13,8 +13,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from referee.engine.replay import ReplayError
-from septet_platform.arena_api.selectors import ReplayUnpublished, published_match_ids, replay_for_viewer
 from septet_platform.bots.models import Bot
+from septet_platform.matches.selectors import ReplayUnpublished, published_match_ids, replay_for_viewer
 from septet_platform.tournaments import selectors, services
 from septet_platform.tournaments.models import Tournament
 
@@ -82,7 +82,7 @@ def tournament_replays(request: HttpRequest, name: str) -> HttpResponse:
     index = []
     played = selectors.replay_files(tournament)
     # Only matches whose duplicate set is over, each as this viewer may see it (other owners'
-    # forfeit reasons blanked): the rule of septet_platform.arena_api.selectors.
+    # forfeit reasons blanked): the rule of septet_platform.matches.selectors.
     published = published_match_ids(match for match, _ in played)
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
         for match, _ in played:

@@ -19,10 +19,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from referee.tools.botfolder import BotFolderError
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import ApiTokenNotFound, api_token_create, api_token_revoke
-from septet_platform.arena_api import services as arena_services
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveRejected
 from septet_platform.bots.quota import storage_use
 from septet_platform.bots.services import BotNameTaken
+from septet_platform.submissions import services as submission_services
 from septet_platform.web import selectors
 from septet_platform.web.forms import BotUploadForm, SignInForm, SignUpForm, TokenCreateForm, client_address
 from septet_platform.web.signin_limit import sign_up_made, sign_up_open
@@ -124,12 +124,12 @@ def _upload(request: HttpRequest, limit: ArchiveSizeLimit) -> HttpResponse:
         form.add_error(None, f"The archive is over the limit of {DEFAULT_LIMITS.max_archive_bytes} bytes.")
     elif request.method == "POST" and form.is_valid():
         try:
-            version = arena_services.bot_submit(owner=request.user, archive=form.cleaned_data["archive"])
+            version = submission_services.bot_submit(owner=request.user, archive=form.cleaned_data["archive"])
         except (
             ArchiveRejected,
             BotFolderError,
             BotNameTaken,
-            arena_services.SubmissionsExhausted,
+            submission_services.SubmissionsExhausted,
         ) as refused:
             form.add_error("archive", str(refused))  # hourly submissions and build time included
         else:

@@ -9,7 +9,7 @@ same on PostgreSQL and SQLite), its rows read as tuples:
 - ratings: the bot's ratings with their ladder and version, then each shown rating's last
   CHART_POINTS changes;
 - results: one page of the bot's matches with, per row, its table's size, the rating change it
-  made and whether its duplicate set is still being played (`arena_api.selectors`' publication
+  made and whether its duplicate set is still being played (`matches.selectors`' publication
   rule, written as SQL: `sql.set_open`), and a count of its queued or running matches;
 - duplicate sets: the bot's recent sets grouped by the database (its own seats), then those sets'
   matches grouped (is every rotation over? which is the first?), then the tables of the few shown.
@@ -35,11 +35,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from referee.tools.stats import MeanInterval, mean_interval
-from septet_platform.arena_api.selectors import OVER, WAITING
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
 from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.selectors import OVER, WAITING
 from septet_platform.web.charts import Chart, belief_chart
 from septet_platform.web.paging import MATCHES_PER_PAGE, match_filter, page_number
 from septet_platform.web.sql import document, fetch, literals, marks, moment, set_open, table
@@ -445,7 +445,7 @@ def _result_rows(
 
 
 def _rating_change(mu_before: float, sigma_before: float, mu_after: float, sigma_after: float) -> int:
-    """The change of the displayed rating (as `arena_api.selectors.rating_changes` gives it)."""
+    """The change of the displayed rating (as `ladders.selectors.rating_changes` gives it)."""
     return ratings.display(mu_after, sigma_after).rating - ratings.display(mu_before, sigma_before).rating
 
 

@@ -2,7 +2,7 @@
 with 95% intervals, and an owner's switch that refuses challenges against a bot.
 
 The same services as the Arena's RequestChallenge, GetChallenge and SetChallengesAccepted
-(arena_api.services, arena_api.challenges), so the site and `septet challenge` keep one set of
+(challenges.services, challenges.selectors), so the site and `septet challenge` keep one set of
 rules: random seeds only, per-user limits, refusals that change nothing, and a set's seeds and
 replays shown once all of it is over (replay links only for published matches).
 """
@@ -18,19 +18,19 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from septet_platform.arena_api import challenges as challenge_reads
-from septet_platform.arena_api import services as arena_services
-from septet_platform.arena_api.models import Challenge
-from septet_platform.arena_api.selectors import published_match_ids
 from septet_platform.bots.models import Bot
+from septet_platform.challenges import selectors as challenge_reads
+from septet_platform.challenges import services as challenge_services
+from septet_platform.challenges.models import Challenge
 from septet_platform.ladders.models import Ladder
+from septet_platform.matches.selectors import published_match_ids
 
 REFUSED = (
     ObjectDoesNotExist,
-    arena_services.ChallengeInvalid,
-    arena_services.ChallengeNotYours,
-    arena_services.ChallengeRefused,
-    arena_services.ChallengesExhausted,
+    challenge_services.ChallengeInvalid,
+    challenge_services.ChallengeNotYours,
+    challenge_services.ChallengeRefused,
+    challenge_services.ChallengesExhausted,
 )
 
 
@@ -54,7 +54,7 @@ class ChallengeForm(forms.Form):
     game = forms.ChoiceField(initial=EXAMPLE_GAME, help_text="with the number of players it seats")
     sets = forms.IntegerField(
         min_value=1,
-        max_value=arena_services.MAX_CHALLENGE_SETS,
+        max_value=challenge_services.MAX_CHALLENGE_SETS,
         initial=10,
         help_text="duplicate sets: each a random deal played in every seat rotation",
     )
@@ -86,7 +86,7 @@ def challenges(request: HttpRequest) -> HttpResponse:
     form = ChallengeForm(request.POST or None, owner_bots=owner_bots, games=games)
     if request.method == "POST" and form.is_valid():
         try:
-            challenge = arena_services.challenge_request(
+            challenge = challenge_services.challenge_request(
                 requester=request.user,
                 game=form.cleaned_data["game"],
                 seats=form.seats(),
@@ -126,8 +126,8 @@ def challenges_accepted(request: HttpRequest, name: str) -> HttpResponse:
     """The owner's switch: accept or refuse others' challenges against their bot `name`."""
     accepts = request.POST.get("accepts") == "1"
     try:
-        bot = arena_services.challenges_accepted_set(owner=request.user, bot=name, accepts=accepts)
-    except (Bot.DoesNotExist, arena_services.ChallengeNotYours) as refused:
+        bot = challenge_services.challenges_accepted_set(owner=request.user, bot=name, accepts=accepts)
+    except (Bot.DoesNotExist, challenge_services.ChallengeNotYours) as refused:
         messages.error(request, str(refused))
     else:
         state = "accepts" if bot.accepts_challenges else "refuses"

@@ -9,7 +9,7 @@ What can never leak: a page is stored and served only for a request that carries
 nobody is signed in, and no message is waiting for them) and no messages cookie. A signed-in
 owner's page, with their forfeit reasons, logs and unpublished details, is made for them on every
 view and never stored, and what an anonymous visitor is shown is what the page shows anyone
-(arena_api.selectors' secrecy rules give an anonymous viewer no owned seat). Only a complete 200
+(matches.selectors' secrecy rules give an anonymous viewer no owned seat). Only a complete 200
 answer that sets no cookie and does not ask to stay private is stored. The key is the address as
 asked (scheme, host, path and query): a page names the host it was asked for (the Arena address).
 

@@ -24,11 +24,17 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from referee.engine import replay as replays
 from referee.engine.games import all_games
 from referee.engine.games.base import Game
-from septet_platform.arena_api.selectors import (
+from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.ladders import ratings
+from septet_platform.ladders.models import Ladder, Rating
+from septet_platform.ladders.selectors import Standing, ladders_list, standing_order
+from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.selectors import (
     OVER,
     UNPUBLISHED,
     WAITING,
@@ -36,17 +42,11 @@ from septet_platform.arena_api.selectors import (
     OwnSeatLog,
     ReplayUnpublished,
     Viewer,
-    ladders_list,
     match_replay_path,
     owned_seats,
     replay_for_viewer,
     seat_logs_for_viewer,
 )
-from septet_platform.bots.models import Bot, BotVersion
-from septet_platform.ladders import ratings
-from septet_platform.ladders.models import Ladder, Rating
-from septet_platform.ladders.selectors import Standing, standing_order
-from septet_platform.matches.models import Match, Seat
 from septet_platform.tournaments.models import Tournament
 from septet_platform.web import sql
 from septet_platform.web.page_cache import page_seconds
@@ -80,7 +80,7 @@ def recent_matches(*, limit: int = 10) -> QuerySet[Match]:
     return (
         Match.objects.filter(status__in=[Match.Status.RUNNING, Match.Status.FINISHED])
         .select_related("ladder")
-        .prefetch_related("seats__bot_version__bot")
+        .prefetch_related("seats__bot_version__bot", "seats__player")
         .order_by("-id")[:limit]
     )
 
@@ -92,7 +92,7 @@ def match_list(*, status: str = "finished", page: str | int = 1) -> Page[Match]:
     matches = (
         Match.objects.filter(status__in=statuses)
         .select_related("ladder")
-        .prefetch_related("seats__bot_version__bot")
+        .prefetch_related("seats__bot_version__bot", "seats__player")
         .order_by("-id")
     )
     return Paginator(matches, MATCHES_PER_PAGE).get_page(page)
@@ -124,7 +124,7 @@ _LADDER_SQL = f"SELECT {_LADDER_COLUMNS} FROM {sql.table(Ladder)} WHERE game = %
 
 
 def ladder_named(game: str) -> Ladder:
-    """The ladder of `game` (as `arena_api.selectors.ladder_get`, read in plain SQL: the ladder
+    """The ladder of `game` (as `ladders.selectors.ladder_get`, read in plain SQL: the ladder
     page's every view asks); Ladder.DoesNotExist saying so."""
     found = sql.fetch(_LADDER_SQL, [game])
     if not found:
@@ -318,6 +318,8 @@ class SeatShown(NamedTuple):
     score: int | None
     forfeit_status: str
     forfeit_reason: str
+    person: bool = False
+    """A person played this seat from the site (a table): `bot` and `owner` are their user name."""
 
 
 _USERNAME = get_user_model()._meta.get_field(get_user_model().USERNAME_FIELD).column
@@ -332,18 +334,20 @@ FROM {sql.table(Match)} m
 WHERE m.id = %s"""
 
 _SEATS_SQL = f"""
-SELECT s.seat, b.name, v.number, u.{_USERNAME}, s.rank, s.score, s.forfeit_status, s.forfeit_reason
+SELECT s.seat, COALESCE(b.name, p.{_USERNAME}), COALESCE(v.number, 0), COALESCE(u.{_USERNAME}, p.{_USERNAME}),
+    s.rank, s.score, s.forfeit_status, s.forfeit_reason, s.player_id IS NOT NULL
 FROM {sql.table(Seat)} s
-    JOIN {sql.table(BotVersion)} v ON v.id = s.bot_version_id
-    JOIN {sql.table(Bot)} b ON b.id = v.bot_id
-    JOIN {sql.table(get_user_model())} u ON u.id = b.owner_id
+    LEFT JOIN {sql.table(BotVersion)} v ON v.id = s.bot_version_id
+    LEFT JOIN {sql.table(Bot)} b ON b.id = v.bot_id
+    LEFT JOIN {sql.table(get_user_model())} u ON u.id = b.owner_id
+    LEFT JOIN {sql.table(get_user_model())} p ON p.id = s.player_id
 WHERE s.match_id = %s
 ORDER BY s.seat"""
 
 
 def match_read(match_id: int) -> tuple[Match, bool]:
     """The match with its ladder and tournament, and whether it is published (`sql.set_open`:
-    `arena_api.selectors.match_is_published` in the same statement); Match.DoesNotExist."""
+    `matches.selectors.match_is_published` in the same statement); Match.DoesNotExist."""
     found = sql.fetch(_MATCH_SQL, [match_id]) if 0 < match_id <= sql.BIGGEST_ID else []
     if not found:
         raise Match.DoesNotExist(f"no match {match_id}")
@@ -358,7 +362,7 @@ def match_read(match_id: int) -> tuple[Match, bool]:
 @dataclass(frozen=True)
 class MatchDetail:
     """What the match page shows; `replay_error` says why the rounds are missing, if they are.
-    `published`: the seed and replay may be shown (arena_api.selectors' publication rule);
+    `published`: the seed and replay may be shown (matches.selectors' publication rule);
     `owned_seats`: the seats whose forfeit reasons this viewer may read (their own bots');
     `logs`: what those seats' bots wrote, once the set is over (`logs_note` says why not yet)."""
 
@@ -375,14 +379,18 @@ class MatchDetail:
     """`rounds` as the rounds table's rows (escaped HTML)."""
 
 
+UNPUBLISHED_LOGS_NOTE = "your bot's output is shown when its duplicate set is over, like the replay"
+
+
 def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
     """The match with its seats and, once published, per-round scores read from its replay;
     Match.DoesNotExist."""
     match, published = match_read(match_id)
-    seats = [SeatShown(*row) for row in sql.fetch(_SEATS_SQL, [match_id])]
+    seats = [SeatShown(*row[:-1], person=bool(row[-1])) for row in sql.fetch(_SEATS_SQL, [match_id])]
     owned = frozenset(owned_seats(match, viewer))
     if not published:
-        note = "your bot's output is shown when its duplicate set is over, like the replay" if owned else ""
+        own_bots = any(not seat.person for seat in seats if seat.seat in owned)
+        note = UNPUBLISHED_LOGS_NOTE if own_bots else ""
         return MatchDetail(
             match, seats, [], has_replay=False, replay_error=UNPUBLISHED, owned_seats=owned, logs_note=note
         )
@@ -437,7 +445,8 @@ def match_row(*, match_id: int) -> Match:
 
 def match_with_seats(*, match_id: int) -> Match:
     """The match with its seats' bots fetched (whose seats a viewer owns); Match.DoesNotExist."""
-    match = Match.objects.prefetch_related("seats__bot_version__bot").filter(pk=match_id).first()
+    seated = Match.objects.prefetch_related("seats__bot_version__bot", "seats__player")
+    match = seated.filter(pk=match_id).first()
     if match is None:
         raise Match.DoesNotExist(f"no match {match_id}")
     return match
@@ -452,9 +461,9 @@ class ReplayDownload:
 
 
 def replay_download(*, match_id: int, viewer: Viewer) -> ReplayDownload:
-    """The published replay of the match as `viewer` may see it (arena_api.selectors' rules):
+    """The published replay of the match as `viewer` may see it (matches.selectors' rules):
     the stored file as it is when it hides nothing from them, which is every replay without a
-    forfeit reason and every replay for its forfeiting bots' owner, else arena_api's copy with
+    forfeit reason and every replay for its forfeiting bots' owner, else matches.selectors' copy with
     other owners' reasons blanked. Match.DoesNotExist, ReplayUnpublished, FileNotFoundError,
     ReplayError."""
     match, published = match_read(match_id)
@@ -513,3 +522,53 @@ def version_state(*, version: BotVersion, owner_sees: bool) -> dict[str, Any]:
         "done": done,
         "reason": version.error_log if owner_sees and failed else "",
     }
+
+
+@dataclass(frozen=True)
+class LiveTable:
+    """What a match page needs to follow the match live: its stream, and the viewer's own seat
+    (where they sit in person) with the address of their answers."""
+
+    events_url: str
+    seat: int | None
+    answer_url: str
+    is_table: bool
+
+
+def live_table(detail: MatchDetail, *, viewer: Viewer) -> LiveTable | None:
+    """The live section of a match page: while the match waits or plays, and after it while its
+    replay is unpublished (a rotation whose set is still playing shows its public stream); None
+    once the replay is what the page shows."""
+    match = detail.match
+    if match.status in OVER and detail.published:
+        return None
+    mine = [seat.seat for seat in detail.seats if seat.person and seat.seat in detail.owned_seats]
+    seat = mine[0] if mine else None
+    events = reverse("live:events", args=[match.pk]) + (f"?seat={seat}" if seat is not None else "")
+    answer = reverse("live:answer", args=[match.pk, seat]) if seat is not None else ""
+    return LiveTable(events, seat, answer, match.kind == Match.Kind.TABLE)
+
+
+def table_result(detail: MatchDetail, *, viewer: Viewer) -> str:
+    """The results line of a finished table, for the person who played it ("" otherwise)."""
+    match = detail.match
+    if match.kind != Match.Kind.TABLE or match.status != Match.Status.FINISHED:
+        return ""
+    mine = [seat for seat in detail.seats if seat.person and seat.seat in detail.owned_seats]
+    if not mine or mine[0].rank is None:
+        return ""
+    seat = mine[0]
+    ranks = sorted(each.rank for each in detail.seats if each.rank is not None)
+    shared = ranks.count(seat.rank) > 1
+    place = f"{_ordinal(seat.rank)}{' (shared)' if shared else ''}"
+    forfeit = (
+        f"; your seat forfeited ({seat.forfeit_status}) and the greedy policy played it out"
+        if seat.forfeit_status
+        else ""
+    )
+    return f"You finished {place} of {len(detail.seats)} with {seat.score} points{forfeit}."
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"

@@ -20,8 +20,8 @@ from django.db.models import Model
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from septet_platform.arena_api.selectors import OVER
 from septet_platform.matches.models import Match
+from septet_platform.matches.selectors import OVER
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -96,7 +96,7 @@ def _value(field: models.Field[Any, Any], value: Any) -> Any:
 
 def set_open(alias: str) -> str:
     """An SQL expression, 1 or 0: the match `alias` is in a duplicate set that still has a match
-    that is not over (same ladder, tournament and set name). `arena_api.selectors`' publication
+    that is not over (same ladder, tournament and set name). `matches.selectors`' publication
     rule (`published_match_ids`, `match_is_published`) in SQL: a match is published when its
     status is in OVER and this is 0 (tests/web/test_plain_reads.py holds them equal)."""
     return f"""CASE WHEN {alias}.duplicate_set <> '' AND EXISTS (

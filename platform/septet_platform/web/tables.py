@@ -216,10 +216,14 @@ def _seat_row(seat: SeatShown, owned: frozenset[int]) -> str:
         forfeit = f"<strong>{escape(seat.forfeit_status)}</strong>{reason}"
     else:
         forfeit = "–"
+    if seat.person:
+        who = f'{escape(seat.bot)} <span class="badge person">person</span>'
+    else:
+        version = f'<span class="muted">v{seat.version:d}</span>'
+        who = f'<a href="{bot_path(seat.bot)}">{escape(seat.bot)}</a> {version}'
     return (
         f'<tr><td class="num">{seat.seat:d}</td>'
-        f'<td><a href="{bot_path(seat.bot)}">{escape(seat.bot)}</a>'
-        f' <span class="muted">v{seat.version:d}</span></td>'
+        f"<td>{who}</td>"
         f"<td>{escape(seat.owner)}</td>"
         f'<td class="num">{"–" if seat.rank is None else f"{seat.rank:d}"}</td>'
         f'<td class="num">{"–" if seat.score is None else f"{seat.score:d}"}</td>'

@@ -2,7 +2,7 @@
 
 from django.urls import include, path
 
-from septet_platform.web import account_views, challenge_views, views
+from septet_platform.web import account_views, challenge_views, table_views, views
 
 app_name = "web"
 
@@ -29,4 +29,5 @@ urlpatterns = [
     path("account/tokens/<str:prefix>/revoke/", account_views.token_revoke, name="token-revoke"),
     path("account/upload/", account_views.upload, name="upload"),
     path("challenges/", include(challenge_views)),
+    path("tables/", include(table_views)),
 ]

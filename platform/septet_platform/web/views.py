@@ -15,12 +15,13 @@ from django.views.decorators.http import require_GET
 
 from referee.engine.games import all_games
 from referee.engine.replay import ReplayError
-from septet_platform.arena_api.selectors import ReplayUnpublished
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder
+from septet_platform.live.selectors import live_now
 from septet_platform.matches.models import Match
+from septet_platform.matches.selectors import ReplayUnpublished
 from septet_platform.web import bot_page, selectors, tables
 from septet_platform.web.guides import render_guide
 from septet_platform.web.page_cache import anonymous_page_cache
@@ -38,6 +39,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "web/home.html",
         {
             "games": selectors.ladders_with_leaders(),
+            "live_now": live_now(),
             "recent": selectors.recent_matches(limit=10),
             "arena": selectors.arena_address(request_host=request.get_host()),
             "source": source_links(),
@@ -68,6 +70,7 @@ def ladder(request: HttpRequest, game: str) -> HttpResponse:
         "web/ladder.html",
         {
             "ladder": found,
+            "live_now": live_now(game=found.game),
             "game": all_games().get(found.game),
             "page": page,
             "rows": tables.standings_rows(page.object_list),
@@ -94,6 +97,7 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
         "web/bot.html",
         {
             "profile": profile,
+            "live_now": live_now(bot_id=found.pk, limit=3),
             "following": following,
             "description": profile.versions[0].description if profile.versions else "",
             "results_rows": tables.results_rows(profile.results, finished=profile.status == "finished"),
@@ -148,6 +152,8 @@ def match(request: HttpRequest, match_id: int) -> HttpResponse:
         "detail": detail,
         "match": match,
         "live": live,
+        "live_table": selectors.live_table(detail, viewer=request.user),
+        "table_result": selectors.table_result(detail, viewer=request.user),
         "seat_rows": tables.match_seat_rows(detail.seats, owned=detail.owned_seats),
         "rounds_head": tables.rounds_head(detail.seats),
         "started": tables.time_element(match.started) if match.started else "",

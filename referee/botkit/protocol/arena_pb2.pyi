@@ -227,7 +227,7 @@ class MatchInfo(_message.Message):
     def __init__(self, id: _Optional[int] = ..., game: _Optional[str] = ..., kind: _Optional[str] = ..., rated: _Optional[bool] = ..., status: _Optional[str] = ..., seed: _Optional[int] = ..., duplicate_set: _Optional[str] = ..., rotation: _Optional[int] = ..., created: _Optional[str] = ..., started: _Optional[str] = ..., finished: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., has_replay: _Optional[bool] = ...) -> None: ...
 
 class SeatInfo(_message.Message):
-    __slots__ = ("seat", "bot", "version", "score", "rank", "forfeit_status", "forfeit_reason", "rating_change")
+    __slots__ = ("seat", "bot", "version", "score", "rank", "forfeit_status", "forfeit_reason", "rating_change", "person")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     BOT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -236,6 +236,7 @@ class SeatInfo(_message.Message):
     FORFEIT_STATUS_FIELD_NUMBER: _ClassVar[int]
     FORFEIT_REASON_FIELD_NUMBER: _ClassVar[int]
     RATING_CHANGE_FIELD_NUMBER: _ClassVar[int]
+    PERSON_FIELD_NUMBER: _ClassVar[int]
     seat: int
     bot: str
     version: int
@@ -244,7 +245,8 @@ class SeatInfo(_message.Message):
     forfeit_status: str
     forfeit_reason: str
     rating_change: int
-    def __init__(self, seat: _Optional[int] = ..., bot: _Optional[str] = ..., version: _Optional[int] = ..., score: _Optional[int] = ..., rank: _Optional[int] = ..., forfeit_status: _Optional[str] = ..., forfeit_reason: _Optional[str] = ..., rating_change: _Optional[int] = ...) -> None: ...
+    person: bool
+    def __init__(self, seat: _Optional[int] = ..., bot: _Optional[str] = ..., version: _Optional[int] = ..., score: _Optional[int] = ..., rank: _Optional[int] = ..., forfeit_status: _Optional[str] = ..., forfeit_reason: _Optional[str] = ..., rating_change: _Optional[int] = ..., person: _Optional[bool] = ...) -> None: ...
 
 class GetMatchRequest(_message.Message):
     __slots__ = ("match_id",)
@@ -373,14 +375,16 @@ class FollowMatchRequest(_message.Message):
     def __init__(self, match_id: _Optional[int] = ...) -> None: ...
 
 class MatchEvent(_message.Message):
-    __slots__ = ("status", "attempt", "match")
+    __slots__ = ("status", "attempt", "match", "live_batch")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     MATCH_FIELD_NUMBER: _ClassVar[int]
+    LIVE_BATCH_FIELD_NUMBER: _ClassVar[int]
     status: str
     attempt: int
     match: MatchInfo
-    def __init__(self, status: _Optional[str] = ..., attempt: _Optional[int] = ..., match: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...
+    live_batch: str
+    def __init__(self, status: _Optional[str] = ..., attempt: _Optional[int] = ..., match: _Optional[_Union[MatchInfo, _Mapping]] = ..., live_batch: _Optional[str] = ...) -> None: ...
 
 class ListTournamentsRequest(_message.Message):
     __slots__ = ()

@@ -214,7 +214,10 @@ class ArenaServicer:
 
     def FollowMatch(self, request, context):
         """The match's status now and at every change until it is over (finished, aborted or
-        cancelled); the last event carries the result.
+        cancelled), the last event carrying the result; and, while it is played, its public live
+        stream (docs/live.md): an event per batch of public messages, the same the site's spectators
+        are sent (no hidden card, no seed). A match whose deal a person still has to play in another
+        rotation of its duplicate set streams no live batch until they have.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

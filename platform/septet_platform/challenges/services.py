@@ -1,13 +1,12 @@
-"""Arena writes: a submission queued for qualification, a challenge match queued to run, each
-within its per-user limits."""
+"""Challenge writes: a challenge's matches queued to run, within the requester's and the seated
+bots' per-hour limits, and a bot's owner turning challenges against it on or off."""
 
 from __future__ import annotations
 
 import functools
-import math
 import secrets
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -17,19 +16,15 @@ from django.utils import timezone
 
 from septet_platform.accounts.limits import Limit
 from septet_platform.accounts.models import CountedAction
-from septet_platform.arena_api.models import Challenge
-from septet_platform.arena_api.selectors import unknown_bot_message, unknown_game_message
-from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveLimits
-from septet_platform.bots.build_budget import build_budget_message, build_budget_wait, has_build_step
 from septet_platform.bots.models import Bot, BotVersion
-from septet_platform.bots.services import bot_version_submit
-from septet_platform.bots.tasks import bot_version_build_task, bot_version_qualify_task
+from septet_platform.bots.selectors import unknown_bot_message
+from septet_platform.challenges.models import Challenge
 from septet_platform.ladders.models import Ladder
+from septet_platform.ladders.selectors import unknown_game_message
 from septet_platform.matches.models import Match, Seat
 from septet_platform.matches.tasks import match_run_task
 
 SEED_BITS = 62
-SUBMISSION_WINDOW = timedelta(hours=1)
 CHALLENGE_WINDOW = timedelta(hours=1)
 CHALLENGE_QUEUE = "challenges"
 """Challenges run on a queue of their own (see settings.SEPTET_QUEUES and matches.queues)."""
@@ -52,58 +47,6 @@ class ChallengeRefused(PermissionError):
 class ChallengesExhausted(Exception):
     """The requester, or a bot they seat, has used up its challenges for now; the message says
     which and when to try again."""
-
-
-class SubmissionsExhausted(Exception):
-    """The user has used up their submissions for now; the message says when to try again."""
-
-
-class BuildTimeExhausted(SubmissionsExhausted):
-    """The user's builds have used their build time for this hour; the message says when to
-    submit again. A kind of SubmissionsExhausted: every caller answers it the same way."""
-
-
-def submission_rate_check(*, owner: AbstractBaseUser, now: datetime | None = None) -> None:
-    """Raises SubmissionsExhausted when `owner` submitted settings.SEPTET_SUBMISSIONS_PER_HOUR
-    versions in the last hour (each submission costs a sandboxed qualification: compute budget),
-    and BuildTimeExhausted when their builds used settings.SEPTET_BUILD_SECONDS_PER_HOUR wall
-    seconds in it (bots.build_budget); each message says when they can submit again."""
-    now = now or timezone.now()
-    limit = settings.SEPTET_SUBMISSIONS_PER_HOUR
-    recent = BotVersion.objects.filter(bot__owner=owner, created__gt=now - SUBMISSION_WINDOW)
-    if recent.count() >= limit:
-        oldest = recent.order_by("created").values_list("created", flat=True).first() or now
-        minutes = max(1, math.ceil((oldest + SUBMISSION_WINDOW - now).total_seconds() / 60))
-        raise SubmissionsExhausted(
-            f"submission limit reached: {limit} versions per hour per user; try again in {minutes} min"
-        )
-    used, wait = build_budget_wait(owner_id=owner.pk, now=now)
-    if wait > 0:
-        raise BuildTimeExhausted(build_budget_message(used=used, wait_seconds=wait))
-
-
-def bot_submit(
-    *, owner: AbstractBaseUser, archive: bytes, limits: ArchiveLimits = DEFAULT_LIMITS
-) -> BotVersion:
-    """Stores the archive as a new QUALIFYING version (bots.services.bot_version_submit, with its
-    errors) and, once stored, queues its build (on the build pool, which then queues its
-    qualification) or, with nothing to build, its qualification; SubmissionsExhausted past the
-    rate limit or the build time budget.
-    The check and the store run under a lock on the user's row (see _lock_user), so the limit
-    holds under parallel uploads too."""
-    with transaction.atomic():
-        _lock_user(owner)
-        submission_rate_check(owner=owner)
-        version = bot_version_submit(owner=owner, archive=archive, limits=limits)
-        first_step = bot_version_build_task if has_build_step(version) else bot_version_qualify_task
-        transaction.on_commit(functools.partial(first_step.delay, version.pk))
-    return version
-
-
-def _lock_user(user: AbstractBaseUser) -> None:
-    """A row lock on the user until the transaction ends: concurrent submissions of one user
-    count and store one after another, so parallel uploads cannot all pass the same count."""
-    get_user_model()._default_manager.select_for_update().filter(pk=user.pk).exists()
 
 
 def challenge_request(

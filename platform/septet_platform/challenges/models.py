@@ -23,10 +23,13 @@ class Challenge(models.Model):
         help_text="the requester's bot whose results the challenge reports against the others",
     )
     sets = models.PositiveSmallIntegerField()
-    matches = models.ManyToManyField("matches.Match", related_name="challenges")
+    matches = models.ManyToManyField(
+        "matches.Match", related_name="challenges", db_table="arena_api_challenge_matches"
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "arena_api_challenge"  # made by the Arena's app (arena_api 0001), kept as it is
         ordering = ["-id"]
 
     def __str__(self) -> str:

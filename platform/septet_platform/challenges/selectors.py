@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from referee.tools.stats import MeanInterval, mean_interval
-from septet_platform.arena_api.models import Challenge
-from septet_platform.arena_api.selectors import OVER
+from septet_platform.challenges.models import Challenge
 from septet_platform.matches.models import Match, Seat
+from septet_platform.matches.selectors import OVER
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ChallengesConfig(AppConfig):
+    name = "septet_platform.challenges"
+    label = "challenges"
