@@ -54,7 +54,7 @@ def run(client: Follower, args: argparse.Namespace, out: Console) -> int:
             continue
         if event.status != status:
             status = event.status
-            out.print(f"match {args.match_id}: {_status_line(event)}", markup=False, highlight=False)
+            _say(out, f"match {args.match_id}: {_status_line(event)}")
         if event.status in OVER:
             _say_result(event.match, out)
             return 0
@@ -70,16 +70,14 @@ def _say_batch(
             names = [str(seat.get("name", "?")) for seat in message.get("seats", [])]
             narrator = TableNarrator(names, seat=None)
             table = ", ".join(f"{number}: {name}" for number, name in enumerate(names))
-            out.print(f"=== {message.get('game')}: {table}", markup=False, highlight=False)
+            _say(out, f"=== {message.get('game')}: {table}")
         elif kind == "end":
             if message.get("status") == "voided":
-                out.print(
-                    f"(this attempt was voided: {message.get('reason')})", markup=False, highlight=False
-                )
+                _say(out, f"(this attempt was voided: {message.get('reason')}; the next one follows)")
         elif narrator is not None:
             line = narrator.line(message)
             if line:
-                out.print(line.rstrip("\n"), markup=False, highlight=False)
+                _say(out, line.rstrip("\n"))
     return narrator
 
 
@@ -97,6 +95,9 @@ def _say_result(match: Any, out: Console) -> None:
         score = seat.score if seat.HasField("score") else "-"
         forfeit = f" forfeit {seat.forfeit_status}" if seat.forfeit_status else ""
         name = seat.bot if seat.version == 0 else f"{seat.bot} v{seat.version}"
-        out.print(
-            f"  seat {seat.seat}: {name:<24} {rank:>3}  {score}{forfeit}", markup=False, highlight=False
-        )
+        _say(out, f"  seat {seat.seat}: {name:<24} {rank:>3}  {score}{forfeit}")
+
+
+def _say(out: Console, text: str) -> None:
+    """One line as it is: no markup, no highlighting, never wrapped (a script may grep it)."""
+    out.print(text, markup=False, highlight=False, soft_wrap=True)

@@ -23,6 +23,7 @@
   var statusUrl = root.getAttribute("data-status-url");
   var RECONNECT_AFTER_VOID_MS = 5000;
   var RELOAD_AFTER_END_MS = 1500;
+  var CLOSE_AFTER_END_MS = 3000;
   var STATUS_POLL_MS = 10000;
 
   function say(text) { if (statusLine) { statusLine.textContent = text; } }
@@ -55,7 +56,10 @@
       say("Not shown live: " + why + ". It shows here as soon as it may.");
     });
     state.source.onerror = function () {
-      if (!state.ended) { say("Connection lost; reconnecting…"); }
+      // After the end, this is the server closing the stream as it should: stop here (closing it
+      // earlier would cut a response still being sent), else the browser reconnects by itself.
+      if (state.ended) { state.source.close(); return; }
+      say("Connection lost; reconnecting…");
     };
   }
 
@@ -96,7 +100,8 @@
 
   function finish(end) {
     state.ended = true;
-    if (state.source) { state.source.close(); }
+    var source = state.source;
+    window.setTimeout(function () { if (source) { source.close(); } }, CLOSE_AFTER_END_MS);
     if (state.viewer && state.viewer.setLive) { state.viewer.setLive(false); }
     if (state.viewer && state.viewer.clearPrompt) { state.viewer.clearPrompt(); }
     if (end.status === "voided") {
@@ -130,7 +135,11 @@
       body: JSON.stringify({ decision: decision, action: action })
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (body) {
-        if (response.ok) { say("Sent; waiting for the table…"); return; }
+        if (response.ok) {
+          var open = state.viewer && state.viewer.currentPrompt ? state.viewer.currentPrompt() : null;
+          if (!open || open.decision === decision) { say("Sent; waiting for the table…"); }
+          return;
+        }
         sayError(body.error || ("The answer was refused (" + response.status + ")."));
         if (response.status === 400 && state.viewer && state.viewer.prompt) {
           var open = lastPrompt();

@@ -1176,6 +1176,10 @@
     box.removeAttribute("hidden");
     this.root.setAttribute("data-asked", kind);
     this.render();
+    var shown = box.getBoundingClientRect();
+    if (shown.bottom > (global.innerHeight || 0) || shown.top < 0) {
+      box.scrollIntoView({ block: "end", behavior: "smooth" });  // a person's turn must be in sight
+    }
     return true;
   };
 
