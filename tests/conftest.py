@@ -14,9 +14,12 @@ import pytest
 CHROMIUM = "/usr/bin/chromium"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless chromium per test session (per xdist worker): launching costs about a second."""
+    """One headless chromium per test module: launching costs about a second. Not one per session:
+    Playwright's sync API keeps an asyncio loop running in this thread while it is open, and every
+    later test of the worker (a database call of a test with no browser) would be taken for async
+    code (SynchronousOnlyOperation, depending on which tests an xdist worker happened to get)."""
     from playwright.sync_api import sync_playwright
 
     executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")

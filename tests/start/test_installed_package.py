@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from test_start_command import READY, _start
+from start_support import READY, start
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def test_septet_up_from_an_installed_package_starts_without_the_examples(tmp_pat
     elsewhere.mkdir()
     chosen = ("DJANGO_SETTINGS_MODULE", "PYTHONPATH", "REDIS_URL", "DATABASE_URL", "VIRTUAL_ENV")
     env = {key: value for key, value in os.environ.items() if key not in chosen}
-    started = _start([str(septet), "up"], elsewhere, env=env, cwd=elsewhere)
+    started = start([str(septet), "up"], elsewhere, env=env, cwd=elsewhere)
     try:
         started.wait_until(READY, 240)
         said = started.said()

@@ -95,7 +95,7 @@ def test_a_running_match_page_shows_the_viewer_once_the_match_is_recorded(
     assert match_record(match_id=site.running.pk, attempt=site.running.attempt, outcome=outcome)
     page.wait_for_selector(VIEWER_READY, timeout=15_000)
     assert page.locator("#match-status").get_attribute("data-status") == "finished"
-    assert page.locator("#live").count() == 0
+    assert page.locator("#live-table").count() == 0
     assert errors == []
 
 

@@ -201,6 +201,6 @@ def test_a_live_match_page_is_never_kept_its_script_reloads_it_when_the_match_is
 ) -> None:
     page = f"/matches/{site.running.pk}/"
     live = client.get(page)
-    assert live["Cache-Control"] == "no-store" and 'id="live"' in _text(live)
+    assert live["Cache-Control"] == "no-store" and 'id="live-table"' in _text(live)
     _rename_bot("alpha", "alpha-renamed")
     assert "alpha-renamed" in _text(client.get(page))

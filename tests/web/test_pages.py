@@ -132,9 +132,11 @@ def test_a_running_match_page_follows_the_match_and_works_without_javascript(
     client: Client, site: Site
 ) -> None:
     page = _text(client.get(f"/matches/{site.running.pk}/"))
-    assert 'id="live"' in page and "web/live.js" in page
+    assert 'id="live-table"' in page and "web/live.js" in page
+    assert f'data-events-url="/live/matches/{site.running.pk}/events"' in page  # the public stream
+    assert "data-answer-url" not in page  # nobody sits here in person
     assert '<noscript><meta http-equiv="refresh"' in page
-    assert "septet-viewer" not in page
+    assert "data-replay-url" not in page  # no replay before the match is over
     state = client.get(f"/matches/{site.running.pk}/status.json").json()
     assert state["status"] == "running" and state["done"] is False and state["attempt"] == 1
     assert client.get(f"/matches/{site.match.pk}/status.json").json()["done"] is True

@@ -55,8 +55,10 @@ def test_a_finished_rotation_shows_no_seed_or_replay_until_its_set_is_over(
 
     for who, viewer in {"anonymous": client, "owner alice": signed_in(site.alice)}.items():
         page = _text(viewer.get(f"/matches/{site.match.pk}/"))
-        assert seed not in page and "septet-viewer" not in page, who
+        assert seed not in page and "data-replay-url" not in page, who  # no replay viewer
         assert "published when its duplicate set is over" in page, who
+        # Only the public live stream, as it was played (no hand, no seed: docs/live.md).
+        assert f"/live/matches/{site.match.pk}/events" in page, who
         document = viewer.get(f"/matches/{site.match.pk}/replay.json")
         assert document.status_code == 404, who
         assert "published when its duplicate set is over" in _text(document), who

@@ -38,6 +38,12 @@ def live_redis_url() -> str:
     return url
 
 
+def key_prefix() -> str:
+    """What every live key starts with (settings.SEPTET_LIVE_PREFIX, `septet:`): platforms that
+    share a Redis, or test runs, keep apart by giving each its own."""
+    return str(getattr(settings, "SEPTET_LIVE_PREFIX", "") or "septet:")
+
+
 def live_redis() -> redis.Redis:
     """This process's client of the live Redis (made on first use; one per forked process)."""
     key = (os.getpid(), live_redis_url())

@@ -29,10 +29,9 @@ import redis
 
 from referee.engine.games.base import Action
 from referee.engine.match import PlayerError, PlayerTimeout, Turn
-from septet_platform.live.connection import decoded, live_redis
+from septet_platform.live.connection import decoded, key_prefix, live_redis
 from septet_platform.live.streams import MAX_ENTRIES, MESSAGE_FIELD, PLAYING_TTL_SECONDS, encode_batch
 
-KEY_PREFIX = "septet:seat:"
 WAIT_SLICE_SECONDS = 4.0
 """A blocking read of answers waits at most this long at once (below the client's socket timeout)."""
 DECISION_ID_BYTES = 12
@@ -56,7 +55,7 @@ class SeatKeys:
     seat: int
 
     def _key(self, name: str) -> str:
-        return f"{KEY_PREFIX}{self.match_id}:{self.seat}:{name}"
+        return f"{key_prefix()}seat:{self.match_id}:{self.seat}:{name}"
 
     @property
     def pending(self) -> str:

@@ -13,8 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import connection
 
+from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.ladders.models import Ladder
 from septet_platform.live.streams import stream_key
 from septet_platform.matches.models import Match, Seat
 from septet_platform.matches.selectors import match_is_published
@@ -103,44 +107,67 @@ class LiveMatch:
 
 def live_now(*, limit: int = 6, game: str = "", bot_id: int | None = None) -> list[LiveMatch]:
     """Matches being played now, the latest started first (of one ladder, or seating one bot),
-    leaving out any whose public stream is held (`held_reason`). Three queries, whatever the
-    number of matches: the matches, their seats, and whether any deal waits for a person at all."""
-    matches = (
-        Match.objects.filter(status=Match.Status.RUNNING).select_related("ladder").order_by("-started", "-pk")
-    )
+    leaving out any whose public stream is held (`held_reason`). One statement, whatever the
+    number of matches (the home page reads it on every view): the matches with their seats, and
+    per match whether a person sits in another unfinished rotation of its deal."""
+    where, params = ["m.status = %s"], [Match.Status.RUNNING]
     if game:
-        matches = matches.filter(ladder__game=game)
+        where.append("l.game = %s")
+        params.append(game)
     if bot_id is not None:
-        matches = matches.filter(seats__bot_version__bot_id=bot_id).distinct()
-    found = list(matches[: limit * 2])
-    if found and _deals_wait_for_people():
-        found = [match for match in found if not held_reason(match)]
-    found = found[:limit]
-    names: dict[int, list[str]] = {match.pk: [] for match in found}
-    seats = (
-        Seat.objects.filter(match_id__in=list(names))
-        .select_related("bot_version__bot", "player")
-        .order_by("match_id", "seat")
-    )
-    for seat in seats:
-        if seat.player is not None:
-            names[seat.match_id].append(seat.player.get_username())
-        elif seat.bot_version is not None:
-            names[seat.match_id].append(f"{seat.bot_version.bot.name} v{seat.bot_version.number}")
-    return [
-        LiveMatch(match.pk, match.ladder.game, match.kind, names[match.pk], match.started) for match in found
-    ]
-
-
-def _deals_wait_for_people() -> bool:
-    """Whether a person sits in any duplicate set not over (so a stream may be held at all)."""
-    return (
-        Seat.objects.filter(
-            player__isnull=False, match__status__in=(Match.Status.SCHEDULED, Match.Status.RUNNING)
+        where.append(
+            f"EXISTS (SELECT 1 FROM {_SEATS} bs JOIN {_VERSIONS} bv ON bv.id = bs.bot_version_id "
+            "WHERE bs.match_id = m.id AND bv.bot_id = %s)"
         )
-        .exclude(match__duplicate_set="")
-        .exists()
-    )
+        params.append(bot_id)
+    sql = f"""
+SELECT p.id, p.game, p.kind, p.started, p.held, s.seat, b.name, v.number, u.{_USERNAME}
+FROM (
+    SELECT m.id, l.game, m.kind, m.started, {_HELD} AS held
+    FROM {_MATCHES} m JOIN {_LADDERS} l ON l.id = m.ladder_id
+    WHERE {" AND ".join(where)}
+    ORDER BY m.started DESC, m.id DESC
+    LIMIT %s
+) p
+    JOIN {_SEATS} s ON s.match_id = p.id
+    LEFT JOIN {_VERSIONS} v ON v.id = s.bot_version_id
+    LEFT JOIN {_BOTS} b ON b.id = v.bot_id
+    LEFT JOIN {_USERS} u ON u.id = s.player_id
+ORDER BY p.started DESC, p.id DESC, s.seat"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, 2 * limit])
+        rows = cursor.fetchall()
+    found: dict[int, LiveMatch] = {}
+    for match_id, game_id, kind, started, held, _, bot, number, person in rows:
+        if held:
+            continue
+        shown = found.get(match_id)
+        if shown is None:
+            shown = found[match_id] = LiveMatch(match_id, game_id, kind, [], _moment(started))
+        shown.seats.append(person if bot is None else f"{bot} v{number}")
+    return list(found.values())[:limit]
+
+
+def _moment(value: object) -> datetime | None:
+    """A time read by a raw statement: SQLite gives text, PostgreSQL a datetime."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
+_MATCHES, _SEATS = Match._meta.db_table, Seat._meta.db_table
+_LADDERS = Ladder._meta.db_table
+_VERSIONS, _BOTS = BotVersion._meta.db_table, Bot._meta.db_table
+_USERS = get_user_model()._meta.db_table
+_USERNAME = get_user_model()._meta.get_field(get_user_model().USERNAME_FIELD).column
+_HELD = f"""CASE WHEN m.duplicate_set <> '' AND EXISTS (
+        SELECT 1 FROM {_SEATS} hs JOIN {_MATCHES} o ON o.id = hs.match_id
+        WHERE hs.player_id IS NOT NULL AND o.id <> m.id AND o.duplicate_set = m.duplicate_set
+            AND o.ladder_id = m.ladder_id
+            AND (o.tournament_id = m.tournament_id OR (o.tournament_id IS NULL AND m.tournament_id IS NULL))
+            AND o.status NOT IN ({", ".join(f"'{status}'" for status in OVER)})
+    ) THEN 1 ELSE 0 END"""
+"""1 when a person sits in another unfinished rotation of match `m`'s deal (`held_reason` in SQL)."""
 
 
 def person_seats(*, match_id: int, user: AbstractBaseUser | AnonymousUser | None) -> list[int]:

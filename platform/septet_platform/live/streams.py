@@ -1,7 +1,8 @@
 """A match's live streams in Redis: one per audience, written by the worker that plays the match.
 
 Each audience (the public, and each seat whose player sits outside the worker) has a Redis stream
-of its own, `septet:live:<match>:<attempt>:<audience>`, holding what that audience may be sent
+of its own, `septet:live:<match>:<attempt>:<audience>` (`septet:` is settings.SEPTET_LIVE_PREFIX),
+holding what that audience may be sent
 (docs/live.md), already filtered by `referee.engine.live.LiveView` on the worker: the omniscient
 events never reach Redis, so nothing that reads a stream can show a card its audience may not see.
 An entry is one batch of messages (the JSON array in its field `m`) that became known at once; the
@@ -32,11 +33,10 @@ import redis
 from referee.engine.games.base import Event, Game
 from referee.engine.live import LiveView
 from referee.engine.match import Asking
-from septet_platform.live.connection import decoded, live_redis
+from septet_platform.live.connection import decoded, key_prefix, live_redis
 
 log = logging.getLogger(__name__)
 
-KEY_PREFIX = "septet:live:"
 PUBLIC = "public"
 MESSAGE_FIELD = "m"
 PLAYING_TTL_SECONDS = 6 * 3600
@@ -56,7 +56,7 @@ def audience_name(audience: int | None) -> str:
 
 
 def stream_key(match_id: int, attempt: int, audience: int | None) -> str:
-    return f"{KEY_PREFIX}{match_id}:{attempt}:{audience_name(audience)}"
+    return f"{key_prefix()}live:{match_id}:{attempt}:{audience_name(audience)}"
 
 
 def live_end(*, status: str, reason: str = "", replay: bool = False) -> dict[str, Any]:

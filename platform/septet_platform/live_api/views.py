@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.db import connection as db_connection
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -48,7 +50,7 @@ async def match_events(request: HttpRequest, match_id: int) -> HttpResponse:
         return JsonResponse({"error": "seat must be a seat number"}, status=400)
     user = await request.auser()
     try:
-        plan = await sync_to_async(selectors.stream_plan)(
+        plan = await sync_to_async(_plan)(
             match_id=match_id, viewer=user, seat=int(seat_text) if seat_text else None
         )
     except Match.DoesNotExist as missing:
@@ -60,6 +62,16 @@ async def match_events(request: HttpRequest, match_id: int) -> HttpResponse:
     response["Cache-Control"] = "no-store"
     response["X-Accel-Buffering"] = "no"  # a buffering proxy in front would hold events back
     return response
+
+
+def _plan(*, match_id: int, viewer: Any, seat: int | None) -> selectors.StreamPlan:
+    """The stream to follow, read on a thread whose database connection is then closed: a stream
+    lasts as long as its match, and must not hold a connection of the database meanwhile (five
+    hundred viewers would be five hundred connections)."""
+    try:
+        return selectors.stream_plan(match_id=match_id, viewer=viewer, seat=seat)
+    finally:
+        db_connection.close()
 
 
 def _resume_point(request: HttpRequest, attempt: int) -> str:

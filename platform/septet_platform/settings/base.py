@@ -195,6 +195,8 @@ SEPTET_OPEN_TABLES_PER_USER = int(os.environ.get("SEPTET_OPEN_TABLES_PER_USER", 
 """Tables one person may have open (scheduled or being played) at once."""
 SEPTET_LIVE_REDIS_URL = os.environ.get("SEPTET_LIVE_REDIS_URL", "")
 """The Redis of live streams and a person's answers (septet_platform.live); empty: REDIS_URL's."""
+SEPTET_LIVE_PREFIX = os.environ.get("SEPTET_LIVE_PREFIX", "septet:")
+"""What the live keys in that Redis start with: platforms sharing one Redis each need their own."""
 CELERY_TASK_DEFAULT_QUEUE = "matches"
 CELERY_TASK_ROUTES = ("septet_platform.matches.queues.route_task",)
 

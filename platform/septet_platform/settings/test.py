@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
+import uuid
 from pathlib import Path
 
 import dj_database_url
@@ -45,3 +46,8 @@ CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "septet-test-pages"},
 }
+
+# Live streams and seat answers go to the machine's Redis (the broker's) under a prefix of this test
+# run's own, inherited by the worker processes a test starts: matches of another run's database
+# have the same ids, and their streams must never be taken for this run's.
+SEPTET_LIVE_PREFIX = os.environ.setdefault("SEPTET_LIVE_PREFIX", f"septet-test-{uuid.uuid4().hex[:12]}:")

@@ -1178,7 +1178,7 @@
     this.render();
     var shown = box.getBoundingClientRect();
     if (shown.bottom > (global.innerHeight || 0) || shown.top < 0) {
-      box.scrollIntoView({ block: "end", behavior: "smooth" });  // a person's turn must be in sight
+      box.scrollIntoView({ block: "end" });  // a person's turn must be in sight
     }
     return true;
   };

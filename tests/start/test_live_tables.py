@@ -1,0 +1,238 @@
+"""Live tables on the platform the README starts: a person plays a whole game of every game id
+from Debian's chromium against house bots while a second browser spectates it, and a table whose
+worker is killed ends with a message, never a hung page.
+
+What the spectator's page was sent is recorded in the page itself (an init script wraps the
+browser's EventSource; the record survives the page's reload into sessionStorage) and checked
+against the game's full replay, fetched afterwards: no card appears in a message before the event
+that makes it public. The check knows the rules of publicity itself (played, bet, turned up, the
+trump card); it does not ask the filter it is checking.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from start_support import PageWatch, Platform, artifacts, sign_in
+
+from referee.engine.cards import DECK_52
+from referee.engine.games import oh7
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("start-command")]
+
+SEATINGS = {
+    "oh7": ["you", "greedy", "random", "half-greedy"],
+    "oh7-advanced": ["greedy", "you", "random"],
+    "oh7-duel": ["you", "greedy"],
+    "oh-hell": ["random", "greedy", "you"],
+    "black-sevens": ["you", "greedy", "random", "greedy"],
+    "seven-up-seven-down": ["greedy", "you", "random"],
+}
+"""Who sits where (`you`: the person): house bots that answer at once, and the table sizes of
+every game."""
+GAME_SECONDS = 420
+CARD_CODES = frozenset(DECK_52) | frozenset(oh7.VALUE)
+
+RECORDER = """
+(() => {
+  const key = "septet-received";
+  const Original = window.EventSource;
+  if (!Original) { return; }
+  window.EventSource = function (url, options) {
+    const source = new Original(url, options);
+    source.addEventListener("message", (event) => {
+      const kept = JSON.parse(sessionStorage.getItem(key) || "[]");
+      kept.push(event.data);
+      sessionStorage.setItem(key, JSON.stringify(kept));
+    });
+    return source;
+  };
+  window.EventSource.prototype = Original.prototype;
+})();
+"""
+
+
+@pytest.fixture
+def pages(platform: Platform, browser: Any) -> Iterator[tuple[Any, Any, PageWatch, PageWatch]]:
+    """The person's page at desktop width, signed in as demo, and a spectator's at phone width."""
+    person = browser.new_context(viewport={"width": 1280, "height": 900})
+    spectator = browser.new_context(viewport={"width": 390, "height": 844})
+    spectator.add_init_script(RECORDER)
+    try:
+        mine, theirs = person.new_page(), spectator.new_page()
+        watched = PageWatch(mine), PageWatch(theirs)
+        sign_in(mine, platform.started.web, platform.password)
+        yield mine, theirs, *watched
+    finally:
+        person.close()
+        spectator.close()
+
+
+def start_table(page: Any, web: str, game: str) -> str:
+    """Starts a table through the site's form; the match page's address."""
+    page.goto(f"http://{web}/tables/new/")
+    page.select_option("select[name=game]", game)
+    for number in range(7):
+        seated = SEATINGS[game][number] if number < len(SEATINGS[game]) else ""
+        page.select_option(f"select[name=seat_{number}]", seated)
+    page.select_option("select[name=clock]", "quick")
+    page.locator("form.stacked button[type=submit]").click()
+    page.wait_for_url(re.compile(r".*/matches/\d+/$"), timeout=20_000)
+    return str(page.url)
+
+
+def play_to_the_end(page: Any, *, reload_after: int) -> int:
+    """Clicks the first legal choice whenever asked until the result line shows; reloads the page
+    once after `reload_after` choices (the seat must be taken back). The number of choices made."""
+    chosen, reloaded = 0, False
+    deadline = time.monotonic() + GAME_SECONDS
+    while time.monotonic() < deadline:
+        if page.locator("#table-result").count():
+            return chosen
+        choice = page.locator("[data-role=choices] button[data-choice]:not([disabled])").first
+        if choice.count():
+            choice.click(timeout=5_000)
+            chosen += 1
+            if chosen == reload_after and not reloaded:
+                page.reload()
+                reloaded = True
+        else:
+            page.wait_for_timeout(40)
+    raise AssertionError(f"the game was not over within {GAME_SECONDS} s ({chosen} choices made)")
+
+
+def received(page: Any) -> list[dict[str, Any]]:
+    """Every message the page was sent, in order (recorded by RECORDER, across reloads)."""
+    batches = [
+        json.loads(data)
+        for data in json.loads(page.evaluate("sessionStorage.getItem('septet-received') || '[]'"))
+    ]
+    return [message for batch in batches for message in batch]
+
+
+def cards_in(value: Any) -> set[str]:
+    """Every card code anywhere in a message (its strings that are card codes)."""
+    if isinstance(value, str):
+        return {value} if value in CARD_CODES else set()
+    if isinstance(value, list):
+        return set().union(*(cards_in(item) for item in value)) if value else set()
+    if isinstance(value, dict):
+        return (
+            set().union(*(cards_in(item) for key, item in value.items() if key != "type")) if value else set()
+        )
+    return set()
+
+
+def check_nothing_shown_early(messages: list[dict[str, Any]], replay: dict[str, Any]) -> int:
+    """Walks the spectator's events beside the full replay's: a card in a message must be public by
+    then (played, bet with this round, the `?` revealed, turned up by the Dummy or as trump, or a
+    Black Sevens last card), and a deal shows no hand. The number of events checked."""
+    events = [event for event in replay["events"] if event["type"] != "chance"]
+    public: set[str] = set()
+    position = checked = 0
+    for message in messages:
+        if message["type"] in ("match", "turn", "end", "prompt", "answered"):
+            continue
+        while position < len(events) and not _same(message, events[position]):
+            position += 1  # a declined reveal (never sent to a spectator) is skipped
+        assert position < len(events), f"the spectator was sent {message} that the game never had"
+        event = events[position]
+        position += 1
+        if message["type"] == "deal":
+            assert all(hand is None for hand in message["hands"]), f"a spectator was dealt a hand: {message}"
+            public = set()  # a new round: only what is shown from now on is public
+            public |= {event[key] for key in ("trump_card",) if event.get(key)}
+        public |= _made_public(event)
+        shown_early = cards_in(message) - public
+        assert not shown_early, f"{sorted(shown_early)} shown before they were public, in {message}"
+        checked += 1
+    return checked
+
+
+def _same(message: dict[str, Any], event: dict[str, Any]) -> bool:
+    """Whether a spectator's message is the filtered form of this event of the full replay."""
+    if message["type"] != event["type"]:
+        return False
+    if message["type"] == "action":
+        return all(message.get(key) == event.get(key) for key in ("seat", "kind", "action"))
+    return True
+
+
+def _made_public(event: dict[str, Any]) -> set[str]:
+    """The cards an event of the full replay shows the whole table (RULES.md §5)."""
+    kind = event["type"]
+    if kind == "action":
+        action = event["action"]
+        return set(action) if isinstance(action, list) else {action} if isinstance(action, str) else set()
+    if kind in ("play", "trick", "bets", "leader", "round_end", "hand", "game_end", "reveal"):
+        shown = cards_in(event)
+        return shown | ({"?"} if kind == "reveal" else set())
+    return set()
+
+
+@pytest.mark.parametrize("game", sorted(SEATINGS))
+def test_a_person_plays_a_whole_game_while_a_spectator_watches_it_move(
+    platform: Platform, pages: tuple[Any, Any, PageWatch, PageWatch], game: str
+) -> None:
+    person, spectator, person_watch, spectator_watch = pages
+    web = platform.started.web
+    match_url = start_table(person, web, game)
+    spectator.goto(match_url)
+    spectator.wait_for_selector("[data-role=live]", timeout=30_000)
+    steps_before = spectator.locator(".septet-viewer").get_attribute("data-steps")
+    chosen = play_to_the_end(person, reload_after=3)
+    result = person.locator("#table-result").inner_text()
+    assert re.search(r"You finished \d+\w\w( \(shared\))? of \d+ with -?\d+ points", result), result
+    person.screenshot(path=str(artifacts() / f"table-{game}-1280.png"), full_page=True)
+    # The spectator saw it move, then the page became the replay.
+    spectator.wait_for_selector("#replay .septet-viewer.sv-ready", timeout=30_000)
+    spectator.screenshot(path=str(artifacts() / f"table-{game}-spectator-390.png"), full_page=True)
+    messages = received(spectator)
+    kinds = [message["type"] for message in messages]
+    assert kinds[0] == "match" and kinds.count("match") == 1 and kinds[-1] == "end"
+    assert sum(1 for kind in kinds if kind in ("play", "bid", "bets")) > 5, (
+        "the table moved on the spectator's page"
+    )
+    assert steps_before is not None
+    match_id = int(re.search(r"/matches/(\d+)/", match_url)[1])  # type: ignore[index]
+    replay = _replay(web, match_id)
+    assert check_nothing_shown_early(messages, replay) > 10
+    assert chosen >= 3
+    assert person_watch.problems == [] and spectator_watch.problems == []
+
+
+def _replay(web: str, match_id: int) -> dict[str, Any]:
+    with urllib.request.urlopen(f"http://{web}/matches/{match_id}/replay.json", timeout=20) as response:
+        document: dict[str, Any] = json.loads(response.read())
+    return document
+
+
+def test_a_table_whose_worker_is_killed_ends_with_a_message(
+    platform: Platform, pages: tuple[Any, Any, PageWatch, PageWatch]
+) -> None:
+    """The tables worker is killed (SIGKILL, as the machine's kernel would) mid-game: its lease runs
+    out, the reaper cancels the table saying why (it is not dealt again to someone who has seen the
+    cards), and the person's page says so; the supervisor has meanwhile started a new worker."""
+    person, _, person_watch, _ = pages
+    web = platform.started.web
+    match_url = start_table(person, web, "oh-hell")
+    person.wait_for_selector("[data-role=choices] button[data-choice]", timeout=60_000)
+    person.locator("[data-role=choices] button[data-choice]").first.click()
+    os.kill(platform.started.children["tables"], signal.SIGKILL)
+    person.wait_for_selector("#end-reason, [data-role=live-status]:has-text('stopped')", timeout=120_000)
+    person.reload()
+    assert "failure of the platform" in person.locator("#end-reason").inner_text()
+    assert person.locator("#match-status").get_attribute("data-status") == "cancelled"
+    person.screenshot(path=str(artifacts() / "table-voided-1280.png"), full_page=True)
+    assert person_watch.problems == [] or all("/live/" in problem for problem in person_watch.problems), (
+        person_watch.problems
+    )
+    assert match_url
