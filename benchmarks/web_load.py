@@ -8,14 +8,18 @@
    real replays.
 2. The site is served (DEBUG off) in a subprocess by gunicorn with threaded workers, as in
    production, or by `manage.py runserver` (`--server runserver`), or exactly as `septet up` serves
-   it (`--server up`: its own gunicorn command line and its settings, settings.local, with
-   whitenoise, the data folder's secret key and its embedded Redis, where the site keeps its
-   anonymous pages; use it with `--sqlite` for the embedded defaults).
+   it (`--server up`: its own gunicorn command line, ASGI under uvicorn with pages on
+   SEPTET_WEB_THREADS threads per process, and its settings, settings.local, with whitenoise, the
+   data folder's secret key and its embedded Redis, where the site keeps its anonymous pages; use
+   it with `--sqlite` for the embedded defaults), or as `septet up` served it before the live
+   streams (`--server gthread`: gunicorn's threaded WSGI workers, 2 x 4 threads, with the same
+   settings and Redis as `up`), the comparison for the ASGI site.
 3. A second process sends requests from several threads at once and reports, per page kind,
    p50/p95/max latency; the target is p95 < 100 ms for each (`--target-ms`).
 
     python benchmarks/web_load.py [--bots 1000] [--matches 100000] [--requests 300] [--concurrency 4]
-                                  [--server gunicorn|runserver|up] [--sqlite] [--target-ms 100]
+                                  [--server gunicorn|runserver|up|gthread] [--sqlite]
+                                  [--target-ms 100] [--workers N] [--threads N]
                                   [--keep FOLDER] [--cpu N]
 
 `--keep FOLDER` keeps the SQLite database, its replays and the plan in FOLDER and reuses them on the
@@ -28,6 +32,10 @@ cache emptied before each), the figure to compare between versions of the site.
 cores as the site: a busy machine shows in every figure, so note its load):
 
     python benchmarks/web_load.py --server up --sqlite --concurrency 50 --target-ms 250
+
+and the WSGI site it replaced, on the same database (`--keep` it, and alternate the two):
+
+    python benchmarks/web_load.py --server gthread --sqlite --concurrency 50 --target-ms 250
 """
 
 from __future__ import annotations
@@ -64,6 +72,11 @@ REPLAYS = 24
 BATCH = 5000
 KINDS = ("home", "ladder", "bot", "match", "replay")
 PR_SET_PDEATHSIG = 1
+GTHREAD_WORKERS = 2
+GTHREAD_THREADS = 4
+"""`septet up`'s site before it was ASGI (commit 9f47f20's parent): 2 gunicorn gthread workers x 4."""
+UP_LIKE = ("up", "gthread")
+"""The servers run with `septet up`'s settings, secret key and embedded Redis."""
 
 
 # The database ---------------------------------------------------------------------------------
@@ -225,7 +238,10 @@ def serve(
     connections) or Django's runserver (a new thread, and so a new database connection, per request)."""
     port = _free_port()
     if server_kind == "up":
-        command = _up_web_command(f"127.0.0.1:{port}", workers, threads)
+        command = _up_web_command(f"127.0.0.1:{port}", workers)
+        env = {**env, "SEPTET_WEB_THREADS": str(_up_threads(threads))}
+    elif server_kind == "gthread":
+        command = _gthread_web_command(f"127.0.0.1:{port}", workers, threads)
     elif server_kind == "gunicorn":
         command = [
             sys.executable,
@@ -270,16 +286,47 @@ def _stop_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # runs every cleanup on the way out (server, Redis, database)
 
 
-def _up_web_command(address: str, workers: int | None = None, threads: int | None = None) -> list[str]:
-    """The web child's command line of `septet up` (not --dev), bound to `address`; with other
-    numbers of worker processes or threads when given (to compare them)."""
+def _up_web_command(address: str, workers: int | None = None) -> list[str]:
+    """The web child's command line of `septet up` (not --dev), bound to `address`; with another
+    number of worker processes when given. Its page threads are not on the command line: the
+    site reads them from SEPTET_WEB_THREADS (`_up_threads`)."""
     from septet_platform.launcher import _web_command
 
     command = _web_command(argparse.Namespace(dev=False, web=address))
-    for option, value in (("--workers", workers), ("--threads", threads)):
-        if value is not None:
-            command[command.index(option) + 1] = str(value)
+    if workers is not None:
+        command[command.index("--workers") + 1] = str(workers)
     return command
+
+
+def _up_threads(threads: int | None = None) -> int:
+    """Page threads per site process as `septet up` gives them (SEPTET_WEB_THREADS: the caller's,
+    else the launcher's default), or `threads` when given."""
+    from septet_platform.launcher import WEB_THREADS
+
+    return threads or int(os.environ.get("SEPTET_WEB_THREADS") or WEB_THREADS)
+
+
+def _gthread_web_command(address: str, workers: int | None = None, threads: int | None = None) -> list[str]:
+    """`septet up`'s web command before the site was ASGI: gunicorn's threaded WSGI workers."""
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "septet_platform.wsgi:application",
+        "--bind",
+        address,
+        "--workers",
+        str(workers or GTHREAD_WORKERS),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(threads or GTHREAD_THREADS),
+        "--graceful-timeout",
+        "10",
+        "--log-level",
+        "warning",
+        "--no-control-socket",
+    ]
 
 
 def _up_environment(data: Path) -> dict[str, str]:
@@ -475,16 +522,20 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument(
         "--server",
-        choices=["gunicorn", "runserver", "up"],
+        choices=["gunicorn", "runserver", "up", "gthread"],
         default="gunicorn",
-        help="up: the site exactly as `septet up` serves it (its gunicorn command and settings)",
+        help="up: the site exactly as `septet up` serves it (its gunicorn command and settings); "
+        "gthread: as it served it before the site was ASGI (threaded WSGI workers, same settings)",
     )
     parser.add_argument("--target-ms", type=float, default=TARGET_P95_MS, help="p95 target per page")
     parser.add_argument(
         "--workers", type=int, help="gunicorn worker processes (default 2, or septet up's with --server up)"
     )
     parser.add_argument(
-        "--threads", type=int, help="threads per gunicorn worker (default 4, or septet up's with --server up)"
+        "--threads",
+        type=int,
+        help="threads per gunicorn worker (default 4); with --server up the page threads of each site "
+        "process (SEPTET_WEB_THREADS; default septet up's)",
     )
     parser.add_argument(
         "--sqlite", action="store_true", help="use a temporary SQLite file even if PostgreSQL answers"
@@ -525,7 +576,7 @@ def main() -> None:
                 "PYTHONPATH": os.pathsep.join([str(ROOT / "platform"), os.environ.get("PYTHONPATH", "")]),
             }
             helpers: list[int] = []  # processes the site's CPU time includes besides its own
-            if args.server == "up":
+            if args.server in UP_LIKE:
                 env |= _up_environment(data)
                 env["REDIS_URL"], redis_pid = stack.enter_context(embedded_redis(data))
                 helpers.append(redis_pid)
@@ -586,7 +637,10 @@ def _load(
             "gunicorn": f"gunicorn ({args.workers or 2} workers x {args.threads or 4} threads)",
             "runserver": "runserver",
             "up": "as `septet up` serves it: "
-            + " ".join(Path(word).name for word in _up_web_command(address, args.workers, args.threads)),
+            + " ".join(Path(word).name for word in _up_web_command(address, args.workers))
+            + f" with SEPTET_WEB_THREADS={_up_threads(args.threads)}",
+            "gthread": "as `septet up` served it before ASGI: "
+            + " ".join(Path(word).name for word in _gthread_web_command(address, args.workers, args.threads)),
         }[args.server]
         print(f"site: {served_by} at {address}; load: {args.concurrency} threads in a second process")
         site_before = _cpu_seconds([server.pid, *helpers])

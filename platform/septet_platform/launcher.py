@@ -291,7 +291,7 @@ def _say_ready(args: argparse.Namespace, demo: DemoAccount, *, started: float, s
     state = f"ready in {time.monotonic() - started:.0f} s" if serving else "started (the site is slow)"
     lines = [
         f"septet up: {state}; rated matches are being played on every ladder",
-        f"  web site        {site}",
+        f"  web site        {site}  (every match live; sign in and Play to sit at a table)",
         f"  sign in         {demo.username}, {password}",
         f"  Arena gRPC      {args.arena}",
         f"  demo API token  {demo.token}",
