@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import grpc
 import pytest
+import redis
 from bot_versions import ALL_GAMES, tar_folder, version_from_archive, version_row
 from django.utils import timezone
 from platform_support import EXAMPLES, POSTGRES_ADMIN, claimed_redis_index, reachable
@@ -135,3 +137,18 @@ def channel(arena_address: str) -> Iterator[grpc.Channel]:
 @pytest.fixture
 def arena(channel: grpc.Channel) -> arena_pb2_grpc.ArenaStub:
     return arena_pb2_grpc.ArenaStub(channel)
+
+
+# The live streams' Redis (test_live_relay.py, test_live_stream_view.py, test_tables.py) -------------
+
+
+@pytest.fixture
+def live_redis(private_redis_url: str, settings: Any) -> Iterator[redis.Redis]:
+    """The live streams' Redis pointed at a database index of this test's own (settings and the
+    live app's cached clients alike), for the test to read and write directly."""
+    from septet_platform.live import connection
+
+    settings.SEPTET_LIVE_REDIS_URL = private_redis_url
+    connection.forget_clients()
+    yield redis.Redis.from_url(private_redis_url)
+    connection.forget_clients()

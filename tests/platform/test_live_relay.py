@@ -7,7 +7,6 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,19 +16,9 @@ from referee.engine.games import get_game
 from referee.engine.games.base import DecisionKind
 from referee.engine.match import PlayerTimeout, Turn, play_match
 from referee.engine.players import GreedyPlayer
-from septet_platform.live import connection
 from septet_platform.live.hub import StreamHub
 from septet_platform.live.relay import AnswerOutcome, RemoteSeatPlayer, SeatKeys, seat_answer
 from septet_platform.live.streams import MESSAGE_FIELD, LivePublisher, live_end, stream_key
-
-
-@pytest.fixture
-def live_redis(private_redis_url: str, settings: Any) -> Iterator[redis.Redis]:
-    """The live Redis pointed at a database index of this test's own."""
-    settings.SEPTET_LIVE_REDIS_URL = private_redis_url
-    connection.forget_clients()
-    yield redis.Redis.from_url(private_redis_url)
-    connection.forget_clients()
 
 
 def entries(client: redis.Redis, key: str) -> list[list[dict[str, Any]]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,18 +16,9 @@ from django.test import AsyncClient
 
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.models import Ladder
-from septet_platform.live import connection
 from septet_platform.live.hub import close_hub
 from septet_platform.live.streams import MESSAGE_FIELD, stream_key
 from septet_platform.matches.models import Match, Seat
-
-
-@pytest.fixture
-def live_redis(private_redis_url: str, settings: Any) -> Iterator[redis.Redis]:
-    settings.SEPTET_LIVE_REDIS_URL = private_redis_url
-    connection.forget_clients()
-    yield redis.Redis.from_url(private_redis_url)
-    connection.forget_clients()
 
 
 def table(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,19 +22,10 @@ from septet_platform.bots.models import BotVersion
 from septet_platform.challenges import tables
 from septet_platform.challenges.services import ChallengeRefused, ChallengesExhausted
 from septet_platform.ladders.models import Ladder
-from septet_platform.live import connection
 from septet_platform.live.relay import SeatKeys
 from septet_platform.live.streams import MESSAGE_FIELD, stream_key
 from septet_platform.matches import services
 from septet_platform.matches.models import Match, Seat
-
-
-@pytest.fixture
-def live_redis(private_redis_url: str, settings: Any) -> Iterator[redis.Redis]:
-    settings.SEPTET_LIVE_REDIS_URL = private_redis_url
-    connection.forget_clients()
-    yield redis.Redis.from_url(private_redis_url)
-    connection.forget_clients()
 
 
 @pytest.fixture

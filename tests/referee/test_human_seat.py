@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from public_cards import kept_public, made_public
 
 from referee.engine import replay
 from referee.engine.games import GAMES, get_game
@@ -80,26 +81,6 @@ def _deck(game_id: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)[2-9TJQKA][SHDC](?!\w)")
 
 
-REVEALING = {
-    "play": ("card", "cards", "turned"),
-    "trick": ("plays",),
-    "hand": ("cards", "plays"),
-    "bets": ("cards",),
-    "leader": ("dummy_up",),
-    "deal": ("trump_card",),
-    "round_end": ("last_cards", "bet_cards"),
-}
-"""The events that show cards to the whole table, and where (RULES.md)."""
-
-
-def _codes(value: Any) -> set[str]:
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, list | tuple):
-        return {code for item in value for code in _codes(item)}
-    return set()
-
-
 def _assert_no_hidden_card_printed(out: str, document: dict[str, Any]) -> None:
     """Before each decision the person was asked, every card printed since that round's deal is
     its own (its hand, or in a 7Up7Down one-card round the others' cards) or was shown to the
@@ -131,10 +112,9 @@ def _assert_no_hidden_card_printed(out: str, document: dict[str, Any]) -> None:
                     if (other == seat) is not blind
                     for card in hand
                 }
-            for key in REVEALING.get(event["type"], ()):
-                public |= _codes(event.get(key))
+            public |= made_public(event)
             if event["type"] == "round_end":
-                table |= _codes(event.get("last_cards"))
+                table |= kept_public(event)
         end = out.index("\n> ", block)  # the block's own view, up to its first prompt
         round_start = out.rfind("--- round", 0, block)
         printed = set(cards.findall(out[round_start:end]))

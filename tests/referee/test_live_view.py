@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+from public_cards import made_public
 
 from referee.engine.cards import DECK_52
 from referee.engine.games import GAMES, get_game
@@ -443,18 +444,6 @@ def test_an_accepted_interrobang_is_public() -> None:
 # What a stream may hold
 
 
-REVEALING = {
-    "play": ("card", "cards", "turned"),
-    "trick": ("plays",),
-    "hand": ("cards", "plays"),
-    "bets": ("cards",),
-    "leader": ("dummy_up",),
-    "deal": ("trump_card",),
-    "round_end": ("last_cards", "bet_cards"),
-}
-"""The events that show cards to every seat, and where (derived from the rules, not the filter)."""
-
-
 @pytest.mark.parametrize(("game_id", "num_players"), GAME_TABLES)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_no_card_is_sent_before_the_event_that_shows_it(game_id: str, num_players: int, seed: int) -> None:
@@ -479,8 +468,7 @@ def test_no_card_is_sent_before_the_event_that_shows_it(game_id: str, num_player
                             if (seat == audience) is not blind
                             for card in hand
                         }
-                for key in REVEALING.get(event["type"], ()):
-                    public |= _cards_in([{key: event.get(key)}], deck)
+                public |= made_public(event) & deck
                 allowed |= public | own
             shown = _cards_in(batch, deck)
             assert shown <= allowed, f"audience {audience} was sent {sorted(shown - allowed)} early"

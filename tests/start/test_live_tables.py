@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from public_cards import kept_public, made_public, strings_in
 from start_support import PageWatch, Platform, artifacts, sign_in
 
 from referee.engine.cards import DECK_52
@@ -119,52 +120,52 @@ def play_to_the_end(page: Any, watch: PageWatch, *, reload_after: int) -> int:
     raise AssertionError(f"the game was not over within {GAME_SECONDS} s ({chosen} choices made)")
 
 
-def received(page: Any) -> list[dict[str, Any]]:
-    """Every message the page was sent, in order (recorded by RECORDER, across reloads)."""
-    batches = [
-        json.loads(data)
-        for data in json.loads(page.evaluate("sessionStorage.getItem('septet-received') || '[]'"))
-    ]
-    return [message for batch in batches for message in batch]
+def received(page: Any) -> list[list[dict[str, Any]]]:
+    """Every batch the page was sent, in order (recorded by RECORDER, across reloads)."""
+    kept = json.loads(page.evaluate("sessionStorage.getItem('septet-received') || '[]'"))
+    return [json.loads(data) for data in kept]
 
 
-def cards_in(value: Any) -> set[str]:
-    """Every card code anywhere in a message (its strings that are card codes)."""
-    if isinstance(value, str):
-        return {value} if value in CARD_CODES else set()
-    if isinstance(value, list):
-        return set().union(*(cards_in(item) for item in value)) if value else set()
-    if isinstance(value, dict):
-        return (
-            set().union(*(cards_in(item) for key, item in value.items() if key != "type")) if value else set()
-        )
-    return set()
-
-
-def check_nothing_shown_early(messages: list[dict[str, Any]], replay: dict[str, Any]) -> int:
-    """Walks the spectator's events beside the full replay's: a card in a message must be public by
-    then (played, bet with this round, the `?` revealed, turned up by the Dummy or as trump, or a
-    Black Sevens last card), and a deal shows no hand. The number of events checked."""
+def check_nothing_shown_early(batches: list[list[dict[str, Any]]], replay: dict[str, Any]) -> int:
+    """Walks the spectator's batches beside the full replay's events: every card a batch names must
+    be public by the end of that batch (the messages of a batch become known at once), by the
+    rules' account of publicity (tests/public_cards.py: played, bet with, turned up, the trump card,
+    the last cards on a Black Sevens table), and no deal shows a hand. The events checked."""
     events = [event for event in replay["events"] if event["type"] != "chance"]
     public: set[str] = set()
+    lasting: set[str] = set()
     position = checked = 0
-    for message in messages:
-        if message["type"] in ("match", "turn", "end", "prompt", "answered"):
-            continue
-        while position < len(events) and not _same(message, events[position]):
-            position += 1  # a declined reveal (never sent to a spectator) is skipped
-        assert position < len(events), f"the spectator was sent {message} that the game never had"
-        event = events[position]
-        position += 1
-        if message["type"] == "deal":
-            assert all(hand is None for hand in message["hands"]), f"a spectator was dealt a hand: {message}"
-            public = set()  # a new round: only what is shown from now on is public
-            public |= {event[key] for key in ("trump_card",) if event.get(key)}
-        public |= _made_public(event)
-        shown_early = cards_in(message) - public
-        assert not shown_early, f"{sorted(shown_early)} shown before they were public, in {message}"
-        checked += 1
+    for batch in batches:
+        for message in batch:
+            if message["type"] in ("match", "turn", "end", "prompt", "answered"):
+                continue
+            while position < len(events) and not _same(message, events[position]):
+                position += 1  # a declined reveal (never sent to a spectator) is skipped
+            assert position < len(events), f"the spectator was sent {message} that the game never had"
+            event = events[position]
+            position += 1
+            if message["type"] == "deal":
+                assert all(hand is None for hand in message["hands"]), (
+                    f"a spectator was dealt a hand: {message}"
+                )
+                public = set(lasting)  # a new round: only what is shown from now on is public
+            public |= made_public(event)
+            if _names_a_card(event):
+                public.add(event["action"])
+            lasting |= kept_public(event)
+            checked += 1
+        shown_early = (strings_in(batch) & CARD_CODES) - public
+        assert not shown_early, f"{sorted(shown_early)} shown before they were public, in {batch}"
     return checked
+
+
+def _names_a_card(event: dict[str, Any]) -> bool:
+    """A decision that puts one card on the table (a play or an Oh 7? bet): public as it is made."""
+    return (
+        event["type"] == "action"
+        and isinstance(event["action"], str)
+        and event.get("kind") in ("play", "bet")
+    )
 
 
 def _same(message: dict[str, Any], event: dict[str, Any]) -> bool:
@@ -174,18 +175,6 @@ def _same(message: dict[str, Any], event: dict[str, Any]) -> bool:
     if message["type"] == "action":
         return all(message.get(key) == event.get(key) for key in ("seat", "kind", "action"))
     return True
-
-
-def _made_public(event: dict[str, Any]) -> set[str]:
-    """The cards an event of the full replay shows the whole table (RULES.md §5)."""
-    kind = event["type"]
-    if kind == "action":
-        action = event["action"]
-        return set(action) if isinstance(action, list) else {action} if isinstance(action, str) else set()
-    if kind in ("play", "trick", "bets", "leader", "round_end", "hand", "game_end", "reveal"):
-        shown = cards_in(event)
-        return shown | ({"?"} if kind == "reveal" else set())
-    return set()
 
 
 @pytest.mark.parametrize("game", sorted(SEATINGS))
@@ -205,8 +194,8 @@ def test_a_person_plays_a_whole_game_while_a_spectator_watches_it_move(
     # The spectator saw it move, then the page became the replay.
     spectator.wait_for_selector("#replay .septet-viewer.sv-ready", timeout=30_000)
     spectator.screenshot(path=str(artifacts() / f"table-{game}-spectator-390.png"), full_page=True)
-    messages = received(spectator)
-    kinds = [message["type"] for message in messages]
+    batches = received(spectator)
+    kinds = [message["type"] for batch in batches for message in batch]
     assert kinds[0] == "match" and kinds.count("match") == 1 and kinds[-1] == "end"
     assert sum(1 for kind in kinds if kind in ("play", "bid", "bets")) > 5, (
         "the table moved on the spectator's page"
@@ -214,7 +203,7 @@ def test_a_person_plays_a_whole_game_while_a_spectator_watches_it_move(
     assert steps_before is not None
     match_id = int(re.search(r"/matches/(\d+)/", match_url)[1])  # type: ignore[index]
     replay = _replay(web, match_id)
-    assert check_nothing_shown_early(messages, replay) > 10
+    assert check_nothing_shown_early(batches, replay) > 10
     assert chosen >= 3
     assert person_watch.problems == [] and spectator_watch.problems == []
 

@@ -83,10 +83,10 @@ def challenge_request(
         raise ChallengeInvalid(f"a challenge plays 1-{MAX_CHALLENGE_SETS} duplicate sets, not {sets}")
     versions = [_active_version(name=name, number=number, game=game) for name, number in seats]
     targets = _challenge_targets(requester, versions)
-    _challenges_accepted_check(targets)
+    challenges_accepted_check(targets)
     match_count = sets * len(versions)
     with transaction.atomic():
-        _lock_counters(requester, targets)
+        lock_counters(requester, targets)
         _challenge_limits_check(requester, targets, match_count)
         challenger = next(version for version in versions if version.bot.owner_id == requester.pk)
         challenge = Challenge.objects.create(
@@ -162,7 +162,7 @@ def challenges_accepted_set(*, owner: AbstractBaseUser, bot: str, accepts: bool)
     return found
 
 
-def _challenges_accepted_check(targets: Sequence[Bot]) -> None:
+def challenges_accepted_check(targets: Sequence[Bot]) -> None:
     for bot in targets:
         if not bot.accepts_challenges:
             raise ChallengeRefused(f"{bot.name}'s owner does not accept challenges against it")
@@ -200,9 +200,18 @@ def _challenge_targets(requester: AbstractBaseUser, versions: Sequence[BotVersio
     bots = [version.bot for version in versions]
     if not any(bot.owner_id == requester.pk for bot in bots):
         raise ChallengeNotYours("a challenge must seat at least one of your own bots")
+    return other_owners_bots(requester, bots, house_bots_count=True)
+
+
+def other_owners_bots(
+    requester: AbstractBaseUser, bots: Sequence[Bot], *, house_bots_count: bool
+) -> list[Bot]:
+    """The seated bots of other owners, each once, in id order (the order their rows are locked
+    in); ChallengeInvalid for one seated twice. House bots count as others' unless
+    `house_bots_count` is False (a person's table may seat them in any number of seats)."""
     others: dict[int, Bot] = {}
     for bot in bots:
-        if bot.owner_id == requester.pk:
+        if bot.owner_id == requester.pk or (bot.is_house and not house_bots_count):
             continue
         if bot.pk in others:
             raise ChallengeInvalid(f"{bot.name} is not your bot: seat it once at most")
@@ -210,7 +219,7 @@ def _challenge_targets(requester: AbstractBaseUser, versions: Sequence[BotVersio
     return sorted(others.values(), key=lambda bot: bot.pk)
 
 
-def _lock_counters(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
+def lock_counters(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
     """Row locks on the requester and the target bots, in a fixed order, so concurrent
     challenges count one after another (check then record) and none slips past a limit."""
     get_user_model()._default_manager.select_for_update().filter(pk=requester.pk).exists()
@@ -227,14 +236,20 @@ def _challenge_limits_check(requester: AbstractBaseUser, targets: Sequence[Bot],
     _matches_room_check(
         challenge_matches_by_user(), str(requester.pk), match_count, "per user", "(fewer --sets?)"
     )
-    of_bot = challenges_of_bot()
     for bot in targets:
-        if of_bot.exhausted(str(bot.pk)):
-            raise ChallengesExhausted(
-                f"{bot.name} has been challenged {of_bot.count} times in the last hour; "
-                f"try again in {of_bot.wait_minutes(str(bot.pk))} min"
-            )
+        bot_challenges_check(bot)
         _matches_room_check(challenge_matches_of_bot(), str(bot.pk), match_count, f"seating {bot.name}", "")
+
+
+def bot_challenges_check(bot: Bot) -> None:
+    """ChallengesExhausted when another owner's `bot` has been challenged (or seated at people's
+    tables) its hourly count already, saying when it may be again."""
+    of_bot = challenges_of_bot()
+    if of_bot.exhausted(str(bot.pk)):
+        raise ChallengesExhausted(
+            f"{bot.name} has been challenged {of_bot.count} times in the last hour; "
+            f"try again in {of_bot.wait_minutes(str(bot.pk))} min"
+        )
 
 
 def _matches_room_check(limit: Limit, key: str, match_count: int, whose: str, hint: str) -> None:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
@@ -28,11 +27,14 @@ from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.challenges.services import (
     SEED_BITS,
     ChallengeInvalid,
-    ChallengeRefused,
     ChallengesExhausted,
     _active_version,
     _seat_count_problem,
+    bot_challenges_check,
+    challenges_accepted_check,
     challenges_of_bot,
+    lock_counters,
+    other_owners_bots,
 )
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.selectors import unknown_game_message
@@ -98,13 +100,12 @@ def table_start(
         for number, name in enumerate(seats)
         if name != YOU
     }
-    targets = _others_bots(requester, list(versions.values()))
-    for bot in targets:
-        if not bot.accepts_challenges:
-            raise ChallengeRefused(f"{bot.name}'s owner does not accept challenges against it")
+    targets = other_owners_bots(
+        requester, [version.bot for version in versions.values()], house_bots_count=False
+    )
+    challenges_accepted_check(targets)
     with transaction.atomic():
-        get_user_model()._default_manager.select_for_update().filter(pk=requester.pk).exists()
-        list(Bot.objects.select_for_update().filter(pk__in=[bot.pk for bot in targets]).order_by("pk"))
+        lock_counters(requester, targets)
         _limits_check(requester, targets)
         match = Match.objects.create(
             ladder=ladder, kind=Match.Kind.TABLE, rated=False, seed=secrets.randbits(SEED_BITS) or 1
@@ -138,19 +139,6 @@ def open_tables(user: AbstractBaseUser) -> int:
     return len(open_table_matches(user))
 
 
-def _others_bots(requester: AbstractBaseUser, versions: Sequence[BotVersion]) -> list[Bot]:
-    """Other owners' bots seated (not house bots), each once; one in two seats is refused."""
-    others: dict[int, Bot] = {}
-    for version in versions:
-        bot = version.bot
-        if bot.owner_id == requester.pk or bot.is_house:
-            continue
-        if bot.pk in others:
-            raise TableInvalid(f"{bot.name} is not your bot: seat it once at most")
-        others[bot.pk] = bot
-    return sorted(others.values(), key=lambda bot: bot.pk)
-
-
 def _limits_check(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
     most = settings.SEPTET_OPEN_TABLES_PER_USER
     if open_tables(requester) >= most:
@@ -163,13 +151,8 @@ def _limits_check(requester: AbstractBaseUser, targets: Sequence[Bot]) -> None:
             f"table limit reached: {hourly.count} per hour per user; "
             f"try again in {hourly.wait_minutes(str(requester.pk))} min"
         )
-    of_bot = challenges_of_bot()
     for bot in targets:
-        if of_bot.exhausted(str(bot.pk)):
-            raise ChallengesExhausted(
-                f"{bot.name} has been challenged {of_bot.count} times in the last hour; "
-                f"try again in {of_bot.wait_minutes(str(bot.pk))} min"
-            )
+        bot_challenges_check(bot)
 
 
 def table_choices(*, user: AbstractBaseUser) -> dict[str, list[str]]:
