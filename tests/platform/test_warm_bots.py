@@ -12,7 +12,7 @@ from platform_support import EXAMPLES, match_with
 
 from septet_platform.bots.models import BotVersion
 from septet_platform.matches import services
-from septet_platform.matches.models import Match
+from septet_platform.matches.models import Match, Seat
 from septet_platform.matches.warm import WarmHouseBots
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -147,3 +147,23 @@ def test_warm_processes_taken_by_a_voided_match_are_stopped_with_their_channels(
         assert warm.player is not None
         with pytest.raises(ValueError, match="closed channel"):  # the player's own stub: grpcio crashes
             warm.player._stub.EndMatch(bot_pb2.EndMatchRequest(), timeout=5)  # making a new one on it
+
+
+def test_at_a_table_with_a_person_each_warm_process_keeps_its_own_channel(
+    warm_pool: WarmHouseBots, django_user_model: Any, live_redis: Any
+) -> None:
+    """A person in seat 0 (who forfeits on time here) and two house bots: every warm process goes
+    back to the pool with the channel to itself, never another seat's (a process answering for two
+    seats would see both hands)."""
+    house = _versions(django_user_model.objects.create_user("house"), house=True)[:2]
+    person = django_user_model.objects.create_user("alice")
+    match = match_with("oh-hell", [house[0], house[0], house[1]], seed=31)
+    Match.objects.filter(pk=match.pk).update(kind=Match.Kind.TABLE, rated=False)
+    Seat.objects.filter(match=match, seat=0).update(
+        bot_version=None, player=person, decision_seconds=0.05, bank_seconds=0.0
+    )
+    assert services.match_play(match_id=match.pk, worker="w").outcome == "recorded"
+    kept = [warm for version in house for warm in warm_pool.idle(version.pk)]
+    assert len(kept) == 2
+    for warm in kept:
+        assert warm.player is not None and warm.player.address == warm.bot.address, "its own channel"

@@ -84,6 +84,7 @@ from septet_platform.live.relay import RemoteSeatPlayer
 from septet_platform.live.streams import LivePublisher, live_end, stream_end
 from septet_platform.matches import lost, storage
 from septet_platform.matches.models import Match, Seat, SeatLog
+from septet_platform.matches.selectors import match_is_published
 from septet_platform.matches.unpacked import Held, UnpackedFolders, process_folders
 from septet_platform.matches.warm import WarmBot, WarmHouseBots
 
@@ -368,7 +369,9 @@ def match_play(*, match_id: int, worker: str) -> Played:
     finally:
         logs = _seat_logs(running, log_starts)  # before the bots stop: their scratch goes with them
         logs |= {number: captured_text(error) for number, error in start_errors.items()}
-        _bots_done(bot_seats, running, warm, sandbox, seed=match.seed, clean=clean, players=players)
+        seated = dict(zip([seat.seat for seat in seats], players, strict=False))  # empty if none started
+        bot_players = [seated[seat.seat] for seat in bot_seats if seat.seat in seated]
+        _bots_done(bot_seats, running, warm, sandbox, seed=match.seed, clean=clean, players=bot_players)
     try:
         recorded = match_record(match_id=match_id, attempt=attempt, outcome=outcome, logs=logs, seats=seats)
     except OSError as error:
@@ -381,12 +384,9 @@ def match_play(*, match_id: int, worker: str) -> Played:
         log.warning("match lost its claim before recording", extra=context)
         publisher.end(live_end(status="voided", reason="another worker took this match over"))
         return Played(match_id, "lost its claim", attempt)
+    match.status = Match.Status.ABORTED if outcome.result.ranks is None else Match.Status.FINISHED
     publisher.end(
-        live_end(
-            status="aborted" if outcome.result.ranks is None else "finished",
-            reason=outcome.result.reason,
-            replay=duplicate_set_over(match),
-        )
+        live_end(status=match.status, reason=outcome.result.reason, replay=match_is_published(match))
     )
     if match.rated:
         ratings_apply(match=match)  # idempotent; one writer per ladder (it reads the match itself)
@@ -426,7 +426,10 @@ def _void(match: Match, attempt: int, *, publisher: LivePublisher | None = None)
     person = Seat.objects.filter(match=match, player__isnull=False).exists()
     if person:
         Match.objects.filter(pk=match.pk, status=Match.Status.RUNNING, attempt=attempt).update(
-            status=Match.Status.CANCELLED, worker="", lease_until=None, finished=timezone.now(),
+            status=Match.Status.CANCELLED,
+            worker="",
+            lease_until=None,
+            finished=timezone.now(),
             end_reason=VOIDED_TABLE_REASON,
         )
     else:
@@ -539,19 +542,6 @@ def _seated(seats: list[Seat], bots: dict[int, Player], publisher: LivePublisher
         else:
             players.append(bots[seat.seat])
     return players
-
-
-def duplicate_set_over(match: Match) -> bool:
-    """Whether every rotation of the match's duplicate set is over (its replay is published)."""
-    if not match.duplicate_set:
-        return True
-    return not (
-        Match.objects.filter(
-            duplicate_set=match.duplicate_set, ladder_id=match.ladder_id, tournament_id=match.tournament_id
-        )
-        .exclude(status__in=(Match.Status.FINISHED, Match.Status.ABORTED, Match.Status.CANCELLED))
-        .exists()
-    )
 
 
 def _time_control(match: Match) -> TimeControl:
@@ -858,7 +848,10 @@ def matches_reap(*, now: datetime | None = None) -> list[int]:
         again = [pk for pk, _ in expired if pk not in with_person]
         Match.objects.filter(pk__in=again).update(status=Match.Status.SCHEDULED, worker="", lease_until=None)
         Match.objects.filter(pk__in=list(with_person)).update(
-            status=Match.Status.CANCELLED, worker="", lease_until=None, finished=now,
+            status=Match.Status.CANCELLED,
+            worker="",
+            lease_until=None,
+            finished=now,
             end_reason=VOIDED_TABLE_REASON,
         )
     for match_id, attempt in expired:
