@@ -33,8 +33,8 @@ from septet_platform.challenges import selectors as challenge_reads
 from septet_platform.challenges import services as challenge_services
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.selectors import ladder_get, ladder_standings, ladders_list, rating_changes
-from septet_platform.live import selectors as live_selectors
 from septet_platform.live.streams import batch_ends, read_batches, stream_key
+from septet_platform.matches import live_selectors
 from septet_platform.matches import selectors as match_selectors
 from septet_platform.matches.models import Match
 from septet_platform.submissions import services as submission_services

@@ -114,7 +114,7 @@ def seat_answer(
 ) -> AnswerOutcome:
     """Passes a person's answer to the worker if it answers the seat's pending decision with a
     legal action (see the module docstring); what became of it. Checking that the caller holds
-    the seat is the caller's job (septet_platform.live.services)."""
+    the seat is the caller's job (septet_platform.matches.live_services)."""
     keys = SeatKeys(match_id, seat)
     answer = json.dumps({"decision": decision, "action": action}, separators=(",", ":"))
     answered = encode_batch([{"type": "answered", "decision": decision}])

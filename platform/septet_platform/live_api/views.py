@@ -20,10 +20,11 @@ from django.db import connection as db_connection
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from septet_platform.live import selectors, services
 from septet_platform.live.connection import live_redis_async
 from septet_platform.live.hub import START, hub
 from septet_platform.live.streams import batch_ends, live_end
+from septet_platform.matches import live_selectors as selectors
+from septet_platform.matches import live_services as services
 from septet_platform.matches.models import Match
 
 KEEPALIVE_SECONDS = 15.0

@@ -19,7 +19,7 @@ from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder
-from septet_platform.live.selectors import live_now
+from septet_platform.matches.live_selectors import live_now
 from septet_platform.matches.models import Match
 from septet_platform.matches.selectors import ReplayUnpublished
 from septet_platform.web import bot_page, selectors, tables

@@ -8,7 +8,7 @@ import redis
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from septet_platform.live.relay import AnswerOutcome, seat_answer
-from septet_platform.live.selectors import NotYourSeat
+from septet_platform.matches.live_selectors import NotYourSeat
 from septet_platform.matches.models import Match, Seat
 
 MAX_DECISION_ID = 64
