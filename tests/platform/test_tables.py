@@ -189,7 +189,9 @@ def test_a_person_plays_a_whole_table_from_the_site_and_refusals_change_nothing(
     )
     browser = signed_in(alice)
     bob = signed_in(django_user_model.objects.create_user("bob"))
-    forged = signed_in(alice, enforce_csrf_checks=True)
+    forged = signed_in(alice, enforce_csrf_checks=True)  # a real CSRF token, sent from another origin
+    forged.get("/tables/new/")
+    token = forged.cookies["csrftoken"].value
     refusals_tried = False
     answered = 0
     while True:
@@ -229,6 +231,7 @@ def test_a_person_plays_a_whole_table_from_the_site_and_refusals_change_nothing(
                         url,
                         {"decision": prompt["decision"], "action": first},
                         HTTP_ORIGIN="http://evil.example",
+                        HTTP_X_CSRFTOKEN=token,
                     ),
                     403,
                 ),
@@ -236,9 +239,14 @@ def test_a_person_plays_a_whole_table_from_the_site_and_refusals_change_nothing(
             for what, response, status in tried:
                 assert response.status_code == status, (what, response.content)
             assert all("error" in response.json() for what, response, _ in tried if what != "a forged origin")
+            assert b"CSRF" in tried[-1][1].content  # Django's own refusal of another origin
             assert live_redis.xlen(mine.key) == before, "a refused answer changed the seat's stream"
             assert live_redis.llen(SeatKeys(match.pk, 1).answers) == 0, "a refused answer reached the worker"
-        response = post(browser, url, {"decision": prompt["decision"], "action": first})
+        if answered == 1:  # the CSRF-checked client, from the site's own origin this time: taken
+            origin = {"HTTP_ORIGIN": "http://testserver", "HTTP_X_CSRFTOKEN": token}
+            response = post(forged, url, {"decision": prompt["decision"], "action": first}, **origin)
+        else:
+            response = post(browser, url, {"decision": prompt["decision"], "action": first})
         assert response.status_code == 200, response.content
         answered += 1
         if answered == 1:
