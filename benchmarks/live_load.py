@@ -52,6 +52,7 @@ import signal
 import socket
 import sqlite3
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,9 @@ GOAL_ROUND_TRIP_P95_MS = 150.0
 LIVE_PREFIX = "septet:"
 MATCH_PATH = "/matches/"
 SITE_CHILD = "web"
+PROBE_PATH = "/static/web/site.css"
+PROBE_SECONDS = 0.2
+SERIES_SECONDS = 15.0
 USERS_SCRIPT = """
 import json, secrets, sys
 import django
@@ -177,9 +181,29 @@ class Platform:
         rows = self.query(sql, *params)
         return int(rows[0][0]) if rows else 0
 
+    def ladder_series(self, since: float, until: float, step: float) -> list[int]:
+        """Ladder matches finished in each `step` seconds from `since` to `until`."""
+        rows = self.query(
+            "select finished from matches_match where kind = 'ladder' and status = 'finished'"
+            " and finished >= ? and finished < ?",
+            _utc_text(since),
+            _utc_text(until),
+        )
+        counts = [0] * max(1, int((until - since) // step))
+        for (finished,) in rows:
+            moment = datetime.fromisoformat(str(finished)).replace(tzinfo=UTC).timestamp()
+            counts[min(len(counts) - 1, int((moment - since) // step))] += 1
+        return counts
+
     def alive(self) -> None:
         if self.up.poll() is not None:
             raise SystemExit(f"septet up exited with code {self.up.returncode}:\n{self.tail()}")
+
+    def log_lines(self, text: str) -> list[str]:
+        """The lines of `septet up`'s output (its children's included) that contain `text`."""
+        with contextlib.suppress(OSError):
+            return [line for line in self.log.read_text(errors="replace").splitlines() if text in line]
+        return []
 
     def tail(self) -> str:
         with contextlib.suppress(OSError):
@@ -246,21 +270,69 @@ def _process_table() -> tuple[dict[int, list[int]], dict[int, tuple[int, int]]]:
     return parents, figures
 
 
-def trees(roots: dict[str, int]) -> dict[str, tuple[float, int]]:
-    """Per named root: CPU seconds so far and resident bytes of it and its descendants."""
+def _members(roots: dict[str, int]) -> tuple[dict[int, str], dict[int, tuple[int, int]]]:
+    """Every process of the named trees (pid: the root's name), and the process table's figures."""
     parents, figures = _process_table()
-    ticks, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
-    found = {}
+    members = {}
     for name, root in roots.items():
-        cpu = rss = 0
         todo = [root]
         while todo:
             pid = todo.pop()
-            spent, resident = figures.get(pid, (0, 0))
-            cpu, rss = cpu + spent, rss + resident
+            if pid in figures:
+                members[pid] = name
             todo += parents.get(pid, [])
-        found[name] = (cpu / ticks, rss * page)
-    return found
+    return members, figures
+
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of a process and its descendants."""
+    members, figures = _members({"tree": root})
+    return sum(figures[pid][1] for pid in members) * os.sysconf("SC_PAGE_SIZE")
+
+
+class TreeCpu:
+    """CPU seconds of named process trees over a window, processes that ended within it included:
+    each process counts its CPU as last seen (sample() often: a bot's sandbox ends with a kill, so
+    its CPU never reaches a parent's count of waited-for children)."""
+
+    def __init__(self, roots: dict[str, int]) -> None:
+        self.roots = roots
+        self.first: dict[int, int] = {}
+        self.last: dict[int, tuple[str, int]] = {}
+        self.sample()
+        self.first = {pid: ticks for pid, (_, ticks) in self.last.items()}
+
+    def sample(self) -> None:
+        members, figures = _members(self.roots)
+        for pid, name in members.items():
+            self.last[pid] = (name, figures[pid][0])
+
+    def seconds(self) -> dict[str, float]:
+        self.sample()
+        spent = dict.fromkeys(self.roots, 0.0)
+        for pid, (name, ticks) in self.last.items():
+            spent[name] += (ticks - self.first.get(pid, 0)) / os.sysconf("SC_CLK_TCK")
+        return spent
+
+
+def site_threads(master: int) -> dict[str, Any]:
+    """The site's gunicorn workers (children of `master`): seconds so far that their main threads
+    (each one's event loop: the streams) and their other threads (the page pool, Django's
+    sync_to_async thread) ran and waited runnable for a core (/proc's schedstat), and each
+    worker's open sockets."""
+    parents, _ = _process_table()
+    found = {"loop": 0.0, "others": 0.0, "loop_waited": 0.0, "others_waited": 0.0}
+    sockets = []
+    for worker in parents.get(master, []):
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{worker}/task").iterdir():
+                ran, waited = (int(value) / 1e9 for value in (task / "schedstat").read_text().split()[:2])
+                kind = "loop" if int(task.name) == worker else "others"
+                found[kind] += ran
+                found[f"{kind}_waited"] += waited
+            descriptors = Path(f"/proc/{worker}/fd").iterdir()
+            sockets.append(sum(1 for fd in descriptors if os.readlink(fd).startswith("socket:")))
+    return {**found, "sockets": sockets}
 
 
 def machine_ticks() -> tuple[int, int]:
@@ -452,38 +524,175 @@ class Connection:
     error: str = ""
 
 
+SO_TIMESTAMPNS = 35
+"""Linux's socket option (asm-generic): every read comes with the kernel's receive time."""
+
+
+class TimedConnection:
+    """A client TCP connection read on the event loop, each read stamped with the time its bytes
+    reached this machine's socket (SO_TIMESTAMPNS), not when the client's loop got to them: the
+    client shares the cores with the platform, and its own lag must not count as the platform's.
+    Its responses are parsed as they arrive into ("head", ms, status, headers), ("event", ms,
+    id, data) for each server-sent event with an id, and ("end", ms)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.loop = asyncio.get_running_loop()
+        self.items: list[tuple[Any, ...]] = []
+        self.closed = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._buffer = bytearray()
+        self._state = "head"
+        self._need = 0
+        self._text = ""
+        self.loop.add_reader(sock.fileno(), self._readable)
+
+    @classmethod
+    async def open(cls, host: str, port: int) -> TimedConnection:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)  # before any byte arrives
+        sock.setblocking(False)
+        try:
+            await asyncio.get_running_loop().sock_connect(sock, (host, port))
+        except OSError:
+            sock.close()
+            raise
+        return cls(sock)
+
+    async def send(self, data: bytes) -> None:
+        await self.loop.sock_sendall(self.sock, data)
+
+    async def next(self) -> tuple[Any, ...]:
+        """The next parsed item; ConnectionResetError once the server closed before it."""
+        while not self.items:
+            if self.closed:
+                raise ConnectionResetError("the server closed the connection")
+            self._waiter = self.loop.create_future()
+            await self._waiter
+        return self.items.pop(0)
+
+    def close(self) -> None:
+        if self.sock.fileno() >= 0:
+            self.loop.remove_reader(self.sock.fileno())
+            self.sock.close()
+        self.closed = True
+
+    def _readable(self) -> None:
+        try:
+            data, ancillary, _, _ = self.sock.recvmsg(1 << 18, socket.CMSG_SPACE(16))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data, ancillary = b"", []
+        stamp = now_ms()
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+                seconds, nanoseconds = struct.unpack("qq", payload[:16])
+                stamp = seconds * 1000.0 + nanoseconds / 1e6
+        if data:
+            self._buffer += data
+            self._parse(stamp)
+        else:
+            self.loop.remove_reader(self.sock.fileno())
+            self.closed = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _parse(self, stamp: float) -> None:
+        buffer = self._buffer
+        while True:
+            if self._state == "head":
+                end = buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    return
+                lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
+                del buffer[: end + 4]
+                headers = {}
+                for line in lines[1:]:
+                    name, _, value = line.partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                self.items.append(("head", stamp, int(lines[0].split()[1]), headers))
+                if headers.get("transfer-encoding", "").lower() == "chunked":
+                    self._state = "size"
+                else:
+                    self._state, self._need = "body", int(headers.get("content-length") or 0)
+            elif self._state == "size":
+                end = buffer.find(b"\r\n")
+                if end < 0:
+                    return
+                size = int(bytes(buffer[:end]).split(b";")[0].strip() or b"0", 16)
+                del buffer[: end + 2]
+                if size == 0:
+                    self._state = "done"
+                    self.items.append(("end", stamp))
+                    return
+                self._state, self._need = "chunk", size
+            elif self._state == "chunk":
+                if len(buffer) < self._need + 2:
+                    return
+                self._text += bytes(buffer[: self._need]).decode()
+                del buffer[: self._need + 2]
+                self._state = "size"
+                self._events(stamp)
+            elif self._state == "body":
+                if len(buffer) < self._need:
+                    return
+                del buffer[: self._need]
+                self._state = "done"
+                self.items.append(("end", stamp))
+            else:
+                return
+
+    def _events(self, stamp: float) -> None:
+        while "\n\n" in self._text:
+            block, self._text = self._text.split("\n\n", 1)
+            event_id, data = "", []
+            for line in block.split("\n"):
+                if line.startswith("id:"):
+                    event_id = line[3:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].removeprefix(" "))
+            if event_id:
+                self.items.append(("event", stamp, event_id, "\n".join(data)))
+
+
+def _get(host: str, port: int, path: str, cookies: str = "") -> bytes:
+    lines = [f"GET {path} HTTP/1.1", f"Host: {host}:{port}", "Accept: text/event-stream"]
+    if cookies:
+        lines.append(f"Cookie: {cookies}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
 async def stream(
     host: str, port: int, path: str, connection: Connection, cookies: str = ""
 ) -> AsyncIterator[tuple[float, str, str]]:
     """The server-sent events of one stream: (arrival wall ms, entry id, data) per event with an
-    id; `connection.opened_ms` is set once the response's head has arrived."""
-    reader, writer = await asyncio.open_connection(host, port)
+    id; `connection.opened_ms` is set to when the response's head arrived."""
+    timed = await TimedConnection.open(host, port)
     try:
-        request = [f"GET {path} HTTP/1.1", f"Host: {host}:{port}", "Accept: text/event-stream"]
-        if cookies:
-            request.append(f"Cookie: {cookies}")
-        writer.write(("\r\n".join(request) + "\r\n\r\n").encode("latin-1"))
-        await writer.drain()
-        head = await _read_head(reader)
-        if head.status != 200:
-            raise RuntimeError(f"{path}: HTTP {head.status} {(await _read_body(reader, head))[:300]!r}")
-        connection.opened_ms = now_ms()
-        buffer = ""
-        async for chunk in _chunks(reader):
-            arrived = now_ms()
-            buffer += chunk.decode()
-            while "\n\n" in buffer:
-                block, buffer = buffer.split("\n\n", 1)
-                event_id, data = "", []
-                for line in block.split("\n"):
-                    if line.startswith("id:"):
-                        event_id = line[3:].strip()
-                    elif line.startswith("data:"):
-                        data.append(line[5:].removeprefix(" "))
-                if event_id:
-                    yield arrived, event_id, "\n".join(data)
+        await timed.send(_get(host, port, path, cookies))
+        _, stamp, status, _ = await timed.next()
+        if status != 200:
+            raise RuntimeError(f"{path}: HTTP {status}")
+        connection.opened_ms = stamp
+        while (item := await timed.next())[0] == "event":
+            yield item[1], item[2], item[3]
     finally:
-        writer.close()
+        timed.close()
+
+
+async def first_byte_ms(host: str, port: int, path: str) -> float:
+    """Milliseconds from sending a GET on a new connection to its response's head arriving."""
+    timed = await TimedConnection.open(host, port)
+    try:
+        sent = now_ms()
+        await timed.send(_get(host, port, path))
+        _, stamp, status, _ = await timed.next()
+        if status != 200:
+            raise RuntimeError(f"{path}: HTTP {status}")
+        return stamp - sent
+    finally:
+        timed.close()
 
 
 def _entry_ms(entry_id: str) -> float:
@@ -565,7 +774,8 @@ class Load:
         self.to_open = 0
         self.opened = 0
         self.rss_peak = 0
-        self.sites: dict[str, int] = {}
+        self.probes: list[float] = []
+        self.tree_cpu: TreeCpu | None = None
 
     # Processes
 
@@ -578,7 +788,7 @@ class Load:
 
     def site_rss(self) -> int:
         roots = self._roots()
-        return trees({SITE_CHILD: roots[SITE_CHILD]})[SITE_CHILD][1]
+        return tree_rss(roots[SITE_CHILD])
 
     async def _sample(self) -> None:
         """The site's peak resident memory and the client loop's lag, while the load runs."""
@@ -588,6 +798,15 @@ class Load:
             self.lag.append((time.monotonic() - before - 0.25) * 1000)
             if len(self.lag) % 4 == 0:
                 self.rss_peak = max(self.rss_peak, self.site_rss())
+                if self.tree_cpu is not None:
+                    self.tree_cpu.sample()
+
+    async def _probe(self) -> None:
+        """A static file through the site's page path, every PROBE_SECONDS while the load runs."""
+        while True:
+            with contextlib.suppress(OSError, RuntimeError):
+                self.probes.append(await first_byte_ms(self.host, self.port, PROBE_PATH))
+            await asyncio.sleep(PROBE_SECONDS)
 
     # Streams
 
@@ -750,8 +969,9 @@ class Load:
         open_seconds = time.monotonic() - opening
         self.deadline = time.monotonic() + config["seconds"]
         roots = self._roots()
-        self.sites = roots
-        before = trees(roots)
+        self.tree_cpu = TreeCpu(roots)
+        threads_before = site_threads(roots[SITE_CHILD])
+        probe = asyncio.ensure_future(self._probe())
         machine_before = machine_ticks()
         client_before = resource.getrusage(resource.RUSAGE_SELF)
         rss_with = self.site_rss()
@@ -767,13 +987,14 @@ class Load:
             if task.exception() is not None:
                 self.errors.append(f"task: {task.exception()!r}")
         end_wall = time.time()
-        after = trees(roots)
+        cpu = self.tree_cpu.seconds()
+        threads_after = site_threads(roots[SITE_CHILD])
         machine_after = machine_ticks()
         client_after = resource.getrusage(resource.RUSAGE_SELF)
         sampler.cancel()
+        probe.cancel()
         for slot in slots:
             await slot.browser.close()
-        cpu = {name: after[name][0] - before[name][0] for name in roots if name in before and name in after}
         cpu["client"] = (client_after.ru_utime + client_after.ru_stime) - (
             client_before.ru_utime + client_before.ru_stime
         )
@@ -805,6 +1026,12 @@ class Load:
             "rss_peak": self.rss_peak,
             "cpu": cpu,
             "cores_busy": busy / max(total, 1) * (os.cpu_count() or 1),
+            **{
+                f"site_{name}": threads_after[name] - threads_before[name]
+                for name in ("loop", "others", "loop_waited", "others_waited")
+            },
+            "site_sockets": threads_before["sockets"],
+            "probe": _percentiles(self.probes),
             "check": self.check(),
         }
 
@@ -1020,7 +1247,20 @@ def report(
     cpu = result["cpu"]
     parts = ", ".join(f"{name} {value:.1f}" for name, value in sorted(cpu.items(), key=lambda kv: -kv[1]))
     print(f"CPU seconds over the load: {parts}; cores busy {result['cores_busy']:.2f} of {os.cpu_count()}")
-    print(f"client loop lag p50/p95/max ms: {_ms(result['client_lag_ms'], 'p50', 'p95', 'max')}")
+    print(
+        f"site workers: event-loop threads ran {result['site_loop']:.1f} s and waited runnable for a core"
+        f" {result['site_loop_waited']:.1f} s, other threads (pages) ran {result['site_others']:.1f} s and"
+        f" waited {result['site_others_waited']:.1f} s; sockets per worker with the streams open"
+        f" {result['site_sockets']}"
+    )
+    print(
+        f"a static file through the site's page path during the load ({PROBE_PATH}, new connection):"
+        f" first byte p50/p95/max ms {_ms(result['probe'], 'p50', 'p95', 'max')}"
+    )
+    print(
+        f"client loop lag p50/p95/max ms: {_ms(result['client_lag_ms'], 'p50', 'p95', 'max')} (arrival"
+        " times are the kernel's, so it is not in the latencies; it is in `answer POST`)"
+    )
     if result["refused_count"] or result["error_count"] or result["unfinished_tasks"]:
         print(
             f"refused answers {result['refused_count']} {result['refused']}; errors {result['error_count']}"
@@ -1064,6 +1304,8 @@ def main() -> None:
         parser.error("--seats names `you` exactly once")
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop_on_signal)
+    # Set explicitly: a shell starts a background job (`... &`) with SIGINT ignored, which Python keeps.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     data = Path(tempfile.mkdtemp(prefix="septet-live-load-"))
     loads = [os.getloadavg()[0]]
     platform: Platform | None = None
@@ -1123,6 +1365,19 @@ def main() -> None:
             )
         loads.append(os.getloadavg()[0])
         report(args, result, ladder, loads)
+        warnings = [line for line in platform.log_lines("septet_platform.live") if " INFO " not in line]
+        if warnings:
+            kinds = sorted({line.split(" ", 3)[-1][:120] for line in warnings})
+            print(f"the live parts of septet up logged {len(warnings)} warnings or errors: {kinds[:5]}")
+        series = platform.ladder_series(calm_start, time.time(), SERIES_SECONDS)
+        marks = {
+            int((result["go_wall"] - calm_start) // SERIES_SECONDS): "[load ",
+            int((during_end - calm_start) // SERIES_SECONDS): "] ",
+        }
+        print(
+            f"ladder matches finished per {SERIES_SECONDS:.0f} s from the calm window on: "
+            + " ".join(marks.get(index, "") + str(count) for index, count in enumerate(series))
+        )
     finally:
         if client is not None and client.poll() is None:
             with contextlib.suppress(ProcessLookupError):
@@ -1139,4 +1394,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # everything it started is stopped by now
+        sys.exit(130)

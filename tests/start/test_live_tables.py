@@ -201,6 +201,7 @@ def test_a_person_plays_a_whole_game_while_a_spectator_watches_it_move(
         "the table moved on the spectator's page"
     )
     assert steps_before is not None
+    assert len(batches) > 10, "the spectator's table moved batch by batch as the game was played"
     match_id = int(re.search(r"/matches/(\d+)/", match_url)[1])  # type: ignore[index]
     replay = _replay(web, match_id)
     assert check_nothing_shown_early(batches, replay) > 10
