@@ -218,3 +218,47 @@ def test_followers_get_every_batch_once_in_order_late_or_early(live_redis: redis
     assert [n for _, n in early] == list(range(8))
     assert [n for _, n in late] == list(range(8))
     assert [n for _, n in resumed] == list(range(2, 8))
+
+
+def test_a_burst_of_viewers_joining_a_stream_looks_it_up_once(live_redis: redis.Redis) -> None:
+    """Fifty viewers open the same stream at once (a popular match's page): one lookup of where the
+    stream ends and one reader for all of them, and every one gets the stream so far and then
+    what is added next."""
+    from septet_platform.live.connection import live_redis_async
+
+    key = "septet:live:test:2:public"
+    live_redis.xadd(key, {MESSAGE_FIELD: json.dumps([{"n": 0}])})
+    lookups: list[str] = []
+
+    class Counting:
+        def __init__(self) -> None:
+            self.client = live_redis_async()
+
+        def __getattr__(self, name: str) -> Any:
+            if name == "xrevrange":
+                lookups.append(name)
+            return getattr(self.client, name)
+
+    async def scenario() -> list[list[int]]:
+        counting = Counting()
+        hub = StreamHub(client=lambda: counting)  # type: ignore[arg-type,return-value]
+
+        async def view() -> list[int]:
+            seen = []
+            async with hub.subscribe(key) as feed:
+                while len(seen) < 2:
+                    entry = await feed.next(10)
+                    assert entry is not None
+                    seen.append(int(json.loads(entry[1])[0]["n"]))
+            return seen
+
+        viewers = [asyncio.ensure_future(view()) for _ in range(50)]
+        await asyncio.sleep(0.3)
+        assert len(hub.readers) == 1
+        await asyncio.to_thread(live_redis.xadd, key, {MESSAGE_FIELD: json.dumps([{"n": 1}])})
+        got = await asyncio.wait_for(asyncio.gather(*viewers), 10)
+        await hub.close()
+        return got
+
+    assert asyncio.run(scenario()) == [[0, 1]] * 50  # the stream so far, then what came next
+    assert lookups == ["xrevrange"]

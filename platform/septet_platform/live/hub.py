@@ -45,20 +45,25 @@ def entry_order(entry_id: str) -> tuple[int, int]:
 
 
 class _Reader:
-    """Reads one stream for every follower of it in this process."""
+    """Reads one stream for every follower of it in this process. It first finds where the stream
+    ends now (one lookup, however many viewers join at once: a burst of joiners once took every
+    connection of the client's pool), then hands each new entry to every follower."""
 
-    def __init__(self, hub: StreamHub, key: str, cursor: str) -> None:
+    def __init__(self, hub: StreamHub, key: str) -> None:
         self.hub = hub
         self.key = key
-        self.cursor = cursor
+        self.cursor = START
         """The last entry handed to the followers (or where the reader started)."""
         self.followers: set[asyncio.Queue[Entry]] = set()
-        self.task: asyncio.Task[None] | None = None
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.task: asyncio.Task[None] = asyncio.ensure_future(self.run())
 
     async def run(self) -> None:
         client = self.hub.client()
         try:
-            while self.followers:
+            self.cursor = await self.hub._latest(self.key)
+            self.ready.set_result(None)
+            while True:  # one read at least: the followers waiting for `ready` join meanwhile
                 try:
                     found = await client.xread(
                         {self.key: self.cursor}, count=READ_COUNT, block=BLOCK_MILLISECONDS
@@ -66,16 +71,20 @@ class _Reader:
                 except (redis.RedisError, OSError) as error:
                     log.warning("cannot read a live stream now: %s", error)
                     await asyncio.sleep(RETRY_SECONDS)
-                    continue
+                    found = None
                 for _, entries in found or []:
                     for entry_id, fields in entries:
                         entry = (decoded(entry_id), _batch(fields))
                         self.cursor = entry[0]
                         for follower in self.followers:
                             follower.put_nowait(entry)
+                if not self.followers:
+                    return
         finally:
             if self.hub.readers.get(self.key) is self:
                 del self.hub.readers[self.key]
+            if not self.ready.done():
+                self.ready.cancel()
 
 
 def _batch(fields: Any) -> str:
@@ -101,18 +110,16 @@ class Subscription:
 
     async def __aenter__(self) -> Subscription:
         hub, key = self.hub, self.key
-        reader = hub.readers.get(key)
-        if reader is None:
-            latest = await hub._latest(key)
-            reader = hub.readers.get(key)  # another follower may have started one meanwhile
+        while True:
+            reader = hub.readers.get(key)
             if reader is None:
-                reader = _Reader(hub, key, latest)
-                hub.readers[key] = reader
+                reader = hub.readers[key] = _Reader(hub, key)
+            await asyncio.shield(reader.ready)
+            if hub.readers.get(key) is reader:  # not one that stopped meanwhile
+                break
         reader.followers.add(self.queue)  # in the same step as reading its position: nothing slips by
         self.reader = reader
         upto = reader.cursor
-        if reader.task is None or reader.task.done():
-            reader.task = asyncio.ensure_future(reader.run())
         if entry_order(self.last) < entry_order(upto):
             self.backlog = await hub._range(key, self.last, upto)
         if entry_order(upto) > entry_order(self.last) and not self.backlog:
@@ -131,6 +138,11 @@ class Subscription:
             entry = self.backlog.pop(0)
             self.last = entry[0]
             return entry
+        while self._get is None and not self.queue.empty():  # waiting already: no timer needed
+            entry = self.queue.get_nowait()
+            if entry_order(entry[0]) > entry_order(self.last):
+                self.last = entry[0]
+                return entry
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             if self._get is None:
@@ -171,7 +183,7 @@ class StreamHub:
         readers = list(self.readers.values())
         for reader in readers:
             reader.followers.clear()
-        tasks = [reader.task for reader in readers if reader.task is not None]
+        tasks = [reader.task for reader in readers]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
