@@ -19,6 +19,12 @@ from django.conf import settings
 
 SOCKET_TIMEOUT = 5.0
 """Seconds a live call may wait on Redis (a blocking read waits less: live.relay, live.streams)."""
+ASYNC_CONNECTIONS = 512
+"""Connections a site process keeps to the live Redis at most: one per stream it follows (each
+waits in a blocking read) and a few for the viewers joining. Past it a call waits for a free one
+(`POOL_WAIT_SECONDS`) instead of failing: 500 viewers opening their streams at once once took all
+of redis-py's default 100 and each then retried half a second later."""
+POOL_WAIT_SECONDS = 10.0
 BLOCKING_READ_TIMEOUT = 30.0
 """The site's asyncio client waits on blocking reads (live.hub: 5 s each) up to this long; without
 it redis-py would use the connect timeout for reads too, and cut every blocking read short."""
@@ -68,12 +74,15 @@ def live_redis_async() -> redis.asyncio.Redis:
     loop = asyncio.get_running_loop()
     client = _async_clients.get(loop)
     if client is None:
-        client = redis.asyncio.Redis.from_url(
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
             live_redis_url(),
+            max_connections=ASYNC_CONNECTIONS,
+            timeout=POOL_WAIT_SECONDS,
             socket_connect_timeout=SOCKET_TIMEOUT,
             socket_timeout=BLOCKING_READ_TIMEOUT,
             health_check_interval=30,
         )
+        client = redis.asyncio.Redis(connection_pool=pool)
         _async_clients[loop] = client
     return client
 

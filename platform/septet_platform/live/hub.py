@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -54,7 +55,7 @@ class _Reader:
         self.key = key
         self.cursor = START
         """The last entry handed to the followers (or where the reader started)."""
-        self.followers: set[asyncio.Queue[Entry]] = set()
+        self.followers: set[_Inbox] = set()
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task[None] = asyncio.ensure_future(self.run())
 
@@ -77,7 +78,7 @@ class _Reader:
                         entry = (decoded(entry_id), _batch(fields))
                         self.cursor = entry[0]
                         for follower in self.followers:
-                            follower.put_nowait(entry)
+                            follower.put(entry)
                 if not self.followers:
                     return
         finally:
@@ -94,6 +95,27 @@ def _batch(fields: Any) -> str:
     return decoded(value) if value is not None else "[]"
 
 
+class _Inbox:
+    """A follower's entries not taken yet, and the future it waits on when there are none: the
+    reader wakes it directly (no queue, no task per wait: a spectator costs a few microseconds a
+    batch, benchmarks/live_load.py)."""
+
+    __slots__ = ("entries", "waiter")
+
+    def __init__(self) -> None:
+        self.entries: deque[Entry] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        _wake(self.waiter)
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
 class Subscription:
     """One follower of one stream: `await next(timeout)` gives its entries in order (the backlog
     first), or None when nothing came within `timeout`. Used as an async context manager, so the
@@ -102,11 +124,10 @@ class Subscription:
     def __init__(self, hub: StreamHub, key: str, after: str) -> None:
         self.hub = hub
         self.key = key
-        self.last = after
-        self.backlog: list[Entry] = []
-        self.queue: asyncio.Queue[Entry] = asyncio.Queue()
+        self.last = entry_order(after)
+        self.backlog: deque[Entry] = deque()
+        self.inbox = _Inbox()
         self.reader: _Reader | None = None
-        self._get: asyncio.Future[Entry] | None = None
 
     async def __aenter__(self) -> Subscription:
         hub, key = self.hub, self.key
@@ -117,46 +138,48 @@ class Subscription:
             await asyncio.shield(reader.ready)
             if hub.readers.get(key) is reader:  # not one that stopped meanwhile
                 break
-        reader.followers.add(self.queue)  # in the same step as reading its position: nothing slips by
+        reader.followers.add(self.inbox)  # in the same step as reading its position: nothing slips by
         self.reader = reader
         upto = reader.cursor
-        if entry_order(self.last) < entry_order(upto):
-            self.backlog = await hub._range(key, self.last, upto)
-        if entry_order(upto) > entry_order(self.last) and not self.backlog:
-            self.last = upto
+        if self.last < entry_order(upto):
+            after = f"{self.last[0]}-{self.last[1]}"
+            self.backlog = deque(await hub._range(key, after, upto))
+        if not self.backlog:
+            self.last = max(self.last, entry_order(upto))
         return self
 
     async def __aexit__(self, *_: object) -> None:
         if self.reader is not None:
-            self.reader.followers.discard(self.queue)
-        if self._get is not None:
-            self._get.cancel()
+            self.reader.followers.discard(self.inbox)
 
     async def next(self, timeout: float) -> Entry | None:
         """The next entry after the last one given, or None after `timeout` seconds without one."""
         if self.backlog:
-            entry = self.backlog.pop(0)
-            self.last = entry[0]
+            entry = self.backlog.popleft()
+            self.last = entry_order(entry[0])
             return entry
-        while self._get is None and not self.queue.empty():  # waiting already: no timer needed
-            entry = self.queue.get_nowait()
-            if entry_order(entry[0]) > entry_order(self.last):
-                self.last = entry[0]
-                return entry
-        deadline = asyncio.get_running_loop().time() + timeout
+        inbox = self.inbox
+        deadline: float | None = None
         while True:
-            if self._get is None:
-                self._get = asyncio.ensure_future(self.queue.get())
-            left = deadline - asyncio.get_running_loop().time()
-            done, _ = await asyncio.wait({self._get}, timeout=max(left, 0))
-            if not done:
-                return None  # the pending get is kept: no entry can be lost between two calls
-            entry = self._get.result()
-            self._get = None
-            if entry_order(entry[0]) <= entry_order(self.last):
-                continue
-            self.last = entry[0]
-            return entry
+            while inbox.entries:
+                entry = inbox.entries.popleft()
+                order = entry_order(entry[0])
+                if order > self.last:  # the backlog's last entries may come again from the reader
+                    self.last = order
+                    return entry
+            loop = asyncio.get_running_loop()
+            if deadline is None:
+                deadline = loop.time() + timeout
+            left = deadline - loop.time()
+            if left <= 0:
+                return None
+            waiter = inbox.waiter = loop.create_future()
+            timer = loop.call_later(left, _wake, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                inbox.waiter = None
 
 
 class StreamHub:
