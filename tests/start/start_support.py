@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +118,14 @@ def environment_of(pid: int) -> dict[str, str]:
     return dict(entry.decode(errors="replace").split("=", 1) for entry in raw if b"=" in entry)
 
 
-def get(url: str) -> tuple[int, dict[str, str], str]:
+def get(url: str) -> tuple[int, Message, str]:
+    """A GET's status, headers (looked up by name in any case, as HTTP means them: the site's server
+    sends them in lower case) and body, whatever the status."""
     try:
         with urllib.request.urlopen(url, timeout=20) as response:
-            return response.status, dict(response.headers), response.read().decode("utf-8", "replace")
+            return response.status, response.headers, response.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read().decode("utf-8", "replace")
+        return error.code, error.headers, error.read().decode("utf-8", "replace")
 
 
 def finished_match(data: Path) -> int | None:

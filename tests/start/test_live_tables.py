@@ -136,27 +136,44 @@ def check_nothing_shown_early(batches: list[list[dict[str, Any]]], replay: dict[
     lasting: set[str] = set()
     position = checked = 0
     for batch in batches:
-        for message in batch:
-            if message["type"] in ("match", "turn", "end", "prompt", "answered"):
-                continue
-            while position < len(events) and not _same(message, events[position]):
-                position += 1  # a declined reveal (never sent to a spectator) is skipped
-            assert position < len(events), f"the spectator was sent {message} that the game never had"
-            event = events[position]
-            position += 1
-            if message["type"] == "deal":
-                assert all(hand is None for hand in message["hands"]), (
-                    f"a spectator was dealt a hand: {message}"
+        for round_part in _split_at_deals(batch):
+            for message in round_part:
+                if message["type"] in ("match", "turn", "end", "prompt", "answered"):
+                    continue
+                while position < len(events) and not _same(message, events[position]):
+                    position += 1  # a declined reveal (never sent to a spectator) is skipped
+                assert position < len(events), (
+                    f"the spectator was sent {message} that the game never had"
                 )
-                public = set(lasting)  # a new round: only what is shown from now on is public
-            public |= made_public(event)
-            if _names_a_card(event):
-                public.add(event["action"])
-            lasting |= kept_public(event)
-            checked += 1
-        shown_early = (strings_in(batch) & CARD_CODES) - public
-        assert not shown_early, f"{sorted(shown_early)} shown before they were public, in {batch}"
+                event = events[position]
+                position += 1
+                if message["type"] == "deal":
+                    assert all(hand is None for hand in message["hands"]), (
+                        f"a spectator was dealt a hand: {message}"
+                    )
+                    public = set(lasting)  # a new round: only what is shown from now on is public
+                public |= made_public(event)
+                if _names_a_card(event):
+                    public.add(event["action"])
+                lasting |= kept_public(event)
+                checked += 1
+            shown_early = (strings_in(round_part) & CARD_CODES) - public
+            assert not shown_early, (
+                f"{sorted(shown_early)} shown before they were public, in {round_part}"
+            )
     return checked
+
+
+def _split_at_deals(batch: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A batch cut before each deal: the end of one round and the start of the next can arrive
+    together, and a card public at the end of a round is not public in the next (each part is
+    checked against what was public in its own round)."""
+    parts: list[list[dict[str, Any]]] = [[]]
+    for message in batch:
+        if message["type"] == "deal" and parts[-1]:
+            parts.append([])
+        parts[-1].append(message)
+    return parts
 
 
 def _names_a_card(event: dict[str, Any]) -> bool:
