@@ -71,8 +71,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-# benchmarks/referee.py would shadow the referee package: keep this folder off the path.
+# benchmarks/referee.py would shadow the referee package: this folder goes last on the path (for
+# process_table, a sibling module).
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from process_table import process_table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PR_SET_PDEATHSIG = 1
@@ -273,25 +277,9 @@ class Platform:
 # Processes: CPU and memory of process trees (Linux /proc) ---------------------------------------
 
 
-def _process_table() -> tuple[dict[int, list[int]], dict[int, tuple[int, int]]]:
-    """Children of every process, and each one's (CPU ticks, resident pages)."""
-    parents: dict[int, list[int]] = {}
-    figures: dict[int, tuple[int, int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        parents.setdefault(int(fields[1]), []).append(int(entry.name))
-        figures[int(entry.name)] = (int(fields[11]) + int(fields[12]), int(fields[21]))
-    return parents, figures
-
-
 def _members(roots: dict[str, int]) -> tuple[dict[int, str], dict[int, tuple[int, int]]]:
     """Every process of the named trees (pid: the root's name), and the process table's figures."""
-    parents, figures = _process_table()
+    parents, figures = process_table()
     members = {}
     for name, root in roots.items():
         todo = [root]
@@ -339,7 +327,7 @@ def site_threads(master: int) -> dict[str, Any]:
     (each one's event loop: the streams) and their other threads (the page pool, Django's
     sync_to_async thread) ran and waited runnable for a core (/proc's schedstat), and each
     worker's open sockets."""
-    parents, _ = _process_table()
+    parents, _ = process_table()
     found = {"loop": 0.0, "others": 0.0, "loop_waited": 0.0, "others_waited": 0.0}
     sockets = []
     for worker in parents.get(master, []):

@@ -62,8 +62,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-# benchmarks/referee.py would shadow the referee package (septet_platform imports it first thing).
+# benchmarks/referee.py would shadow the referee package: this folder goes last on the path (for
+# process_table, a sibling module).
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from process_table import tree_cpu_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_P95_MS = 100.0
@@ -643,7 +647,7 @@ def _load(
             + " ".join(Path(word).name for word in _gthread_web_command(address, args.workers, args.threads)),
         }[args.server]
         print(f"site: {served_by} at {address}; load: {args.concurrency} threads in a second process")
-        site_before = _cpu_seconds([server.pid, *helpers])
+        site_before = tree_cpu_seconds([server.pid, *helpers])
         load_before = _children_cpu_seconds()
         measured = subprocess.run(
             [
@@ -664,33 +668,12 @@ def _load(
         if measured.stderr:
             print(measured.stderr, file=sys.stderr)
         result: dict[str, Any] = json.loads(measured.stdout)
-        result["site_cpu"] = _cpu_seconds([server.pid, *helpers]) - site_before
+        result["site_cpu"] = tree_cpu_seconds([server.pid, *helpers]) - site_before
         result["load_cpu"] = _children_cpu_seconds() - load_before
         return result
     finally:
         server.terminate()
         server.wait(timeout=10)
-
-
-def _cpu_seconds(roots: list[int]) -> float:
-    """User and system CPU seconds of these processes and their descendants so far (Linux /proc)."""
-    parents: dict[int, list[int]] = {}
-    spent: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        parents.setdefault(int(fields[1]), []).append(int(entry.name))
-        spent[int(entry.name)] = int(fields[11]) + int(fields[12])
-    total, todo = 0, list(roots)
-    while todo:
-        pid = todo.pop()
-        total += spent.get(pid, 0)
-        todo += parents.get(pid, [])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _children_cpu_seconds() -> float:
