@@ -119,7 +119,7 @@
       say("The match is over; loading its result and replay…");
       window.setTimeout(function () { window.location.reload(); }, RELOAD_AFTER_END_MS);
     } else {
-      say("The match is over. Its full replay is published when its duplicate set is over.");
+      say("Played to its end.");  // the viewer's own notice says when the replay is published
     }
   }
 
