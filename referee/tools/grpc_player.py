@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -50,12 +50,25 @@ def _connection_lost(reason: str) -> bool:
     return any(word in reason for word in LOST)
 
 
+class PlayStream(Protocol):
+    """One seat's `Play` stream as the player drives it: a gRPC call of its own
+    (`grpc_stream.BlockingStream`), or one relayed to a bot that dialled out to the Arena."""
+
+    expired: bool
+
+    def exchange(self, request: bytes, timeout: float) -> bytes: ...
+
+    def close(self, request: bytes, timeout: float) -> bytes | None: ...
+
+    def close_now(self) -> None: ...
+
+
 @dataclass
 class _Seat:
     """One seat of one match this player plays: its stream (None: unary calls) and what its
     requests carried (a stream's next request is a delta of it)."""
 
-    stream: BlockingStream | None = None
+    stream: PlayStream | None = None
     sent: convert.SeatSent = field(default_factory=convert.SeatSent)
 
 
@@ -76,6 +89,7 @@ class GrpcPlayer:
         *,
         stream: bool = True,
         exited: Callable[[float], str | None] | None = None,
+        channel: bool = True,
     ) -> None:
         self.address = address
         self.name = name or address
@@ -83,15 +97,19 @@ class GrpcPlayer:
         """For a bot process the caller started: how it ended (waiting up to the seconds given),
         None while it runs. Added to the reason of a failed call, so a crash mid-game says its
         exit code or signal (and whatever else the caller adds: the reason goes into the replay)."""
-        self._channel = grpc.insecure_channel(
-            address,
-            options=[
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_send_message_length", 16 * MAX_MESSAGE_BYTES),
-                ("grpc.enable_retries", 0),
-            ],
-        )
-        self._stub = bot_pb2_grpc.BotStub(self._channel)  # type: ignore[no-untyped-call]
+        self._channel: grpc.Channel | None = None
+        """None for a player whose streams are not gRPC calls of its own (`channel=False`: a
+        subclass opens them, `_open_stream`, and never falls back to unary calls)."""
+        if channel:
+            self._channel = grpc.insecure_channel(
+                address,
+                options=[
+                    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                    ("grpc.max_send_message_length", 16 * MAX_MESSAGE_BYTES),
+                    ("grpc.enable_retries", 0),
+                ],
+            )
+            self._stub = bot_pb2_grpc.BotStub(self._channel)  # type: ignore[no-untyped-call]
         self.streaming: bool | None = None if stream else False
         """Whether the bot plays on `Play` streams: None until a match starts, False once it answered
         UNIMPLEMENTED (or with stream=False), True once one of its streams started."""
@@ -104,7 +122,13 @@ class GrpcPlayer:
         for seat in seats:
             if seat.stream is not None:
                 seat.stream.close_now()
-        self._channel.close()
+        if self._channel is not None:
+            self._channel.close()
+
+    def _open_stream(self) -> PlayStream:
+        """A new `Play` call to the bot (one per seat per match)."""
+        assert self._channel is not None
+        return BlockingStream(self._channel, PLAY_METHOD)
 
     def decide(self, info_state: Any, legal_actions: tuple[Action, ...]) -> Action:
         """Without a match context (tests, tools): an untimed decision for the info's seat."""
@@ -140,7 +164,7 @@ class GrpcPlayer:
             raise PlayerInvalid(str(error)) from None
 
     def _exchange(
-        self, seat: _Seat, stream: BlockingStream, request: bot_pb2.PlayRequest, budget: float
+        self, seat: _Seat, stream: PlayStream, request: bot_pb2.PlayRequest, budget: float
     ) -> bot_pb2.DecideResponse:
         """One decision on the seat's stream; a stream that failed is dropped (the seat forfeits)."""
         try:
@@ -186,7 +210,7 @@ class GrpcPlayer:
             time_control=start.time_control,
         )
         if self.streaming is not False:
-            stream = BlockingStream(self._channel, PLAY_METHOD)
+            stream = self._open_stream()
             try:
                 answer = _play_response(
                     stream.exchange(bot_pb2.PlayRequest(start=request).SerializeToString(), NOTIFY_DEADLINE)

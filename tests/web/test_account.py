@@ -141,6 +141,7 @@ def test_the_user_area_asks_to_sign_in(client: Client, site: Site) -> None:
         ("/account/tokens/", {"name": "laptop"}),
         ("/account/tokens/PREFIX/revoke/", {}),
         ("/account/upload/", {}),
+        ("/account/self-hosted/", {"name": "csrf-bot", "games": "oh-hell"}),
     ],
 )
 def test_every_form_refuses_a_post_without_its_csrf_token(site: Site, url: str, data: dict[str, str]) -> None:
@@ -322,3 +323,46 @@ def test_uploading_a_bot_named_like_another_users_bot_is_refused(
     assert response.status_code == 200 and "belongs to another user" in _text(response)
     assert BotVersion.objects.filter(bot__name="beta").count() == 1
     assert qualify_queue.calls == []
+
+
+# Self-hosted bots -------------------------------------------------------------------------------
+
+
+def test_registering_a_self_hosted_bot_shows_its_connect_token_once(client: Client, site: Site) -> None:
+    client.force_login(site.alice)
+    response = client.post(
+        "/account/self-hosted/", {"name": "alices-gpu", "games": ["oh-hell", "oh7"]}, follow=True
+    )
+    plaintext = response.context["new_token"]["plaintext"]
+    page = _text(response)
+    assert "septet bot connect bots/mine" in page and plaintext in page
+    bot = Bot.objects.get(name="alices-gpu")
+    assert bot.self_hosted and bot.owner == site.alice
+    token = ApiToken.objects.get(user=site.alice, bot=bot)
+    assert api_token_authenticate(token=plaintext) == site.alice and token.bot_id == bot.pk
+    again = _text(client.get("/account/tokens/"))
+    assert plaintext not in again and "only connects alices-gpu" in again
+    bot_page = _text(client.get("/bots/alices-gpu/"))
+    assert "self-hosted" in bot_page and "Not connected now" in bot_page
+    # Another token for the same bot (a second machine); none for someone else's bot.
+    client.post("/account/self-hosted/alices-gpu/token/", follow=True)
+    assert ApiToken.objects.filter(bot=bot).count() == 2
+
+
+def test_a_bad_self_hosted_registration_is_refused_and_creates_nothing(client: Client, site: Site) -> None:
+    client.force_login(site.alice)
+    tried = [
+        ({"name": "Bad Name", "games": ["oh-hell"]}, "lower-case letters"),
+        ({"name": "fine-name"}, "at least one game"),
+        ({"name": "fine-name", "games": ["poker"]}, "at least one game"),
+    ]
+    for data, message in tried:
+        response = client.post("/account/self-hosted/", data, follow=True)
+        assert message in _text(response), data
+    assert not Bot.objects.filter(self_hosted=True).exists()
+    assert not ApiToken.objects.filter(user=site.alice).exists()
+    bob = User.objects.create_user("bob-self-hosted")
+    client.force_login(bob)
+    response = client.post("/account/self-hosted/alices-gpu/token/", follow=True)
+    assert "no self-hosted bot called" in _text(response)
+    assert not ApiToken.objects.exists()

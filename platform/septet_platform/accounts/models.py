@@ -16,6 +16,14 @@ class ApiToken(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     last_used = models.DateTimeField(null=True, blank=True)
     revoked = models.DateTimeField(null=True, blank=True)
+    bot = models.ForeignKey(
+        "bots.Bot",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="connect_tokens",
+        help_text="a token scoped to this one self-hosted bot: it may only Connect, as that bot",
+    )
 
     def __str__(self) -> str:
         return f"{self.user} / {self.name} ({self.prefix}…)"

@@ -12,12 +12,16 @@ import hashlib
 import hmac
 import re
 import secrets
+from typing import TYPE_CHECKING
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from septet_platform.accounts.models import ApiToken
+
+if TYPE_CHECKING:
+    from septet_platform.bots.models import Bot
 
 TOKEN_SCHEME = "sep_"
 PREFIX_BYTES = 6  # 12 hex characters
@@ -41,8 +45,10 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
-    """A new token for `user`; returns the row and the plaintext, which is never available again."""
+def api_token_create(*, user: AbstractBaseUser, name: str, bot: Bot | None = None) -> tuple[ApiToken, str]:
+    """A new token for `user`; returns the row and the plaintext, which is never available again.
+    With `bot` (one of the user's self-hosted bots) the token is scoped to it: it may only Connect
+    as that bot, so a token kept on the bot's machine can do nothing else with the account."""
     name = name.strip()
     if not name or len(name) > NAME_MAX_CHARS:
         raise ValueError(f"a token name must be 1-{NAME_MAX_CHARS} characters, not {len(name)}")
@@ -52,7 +58,7 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
         try:
             with transaction.atomic():
                 token = ApiToken.objects.create(
-                    user=user, name=name, prefix=prefix, digest=_digest(plaintext)
+                    user=user, name=name, prefix=prefix, digest=_digest(plaintext), bot=bot
                 )
         except IntegrityError:
             continue  # the prefix was taken: 48 random bits make this very rare
@@ -62,12 +68,18 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
 
 def api_token_authenticate(*, token: str) -> AbstractBaseUser:
     """The user whose live token this is, its `last_used` updated; else AuthenticationFailed."""
+    return api_token_check(token=token).user
+
+
+def api_token_check(*, token: str) -> ApiToken:
+    """The live token row (with its user and, for a bot-scoped token, its bot), its `last_used`
+    updated; else AuthenticationFailed."""
     match = TOKEN_FORMAT.fullmatch(token.strip()) if isinstance(token, str) else None
     if match is None:
         raise AuthenticationFailed(
             f"malformed API token: expected {TOKEN_SCHEME} followed by 12 hex and 43 URL-safe characters"
         )
-    row = ApiToken.objects.select_related("user").filter(prefix=match["prefix"]).first()
+    row = ApiToken.objects.select_related("user", "bot").filter(prefix=match["prefix"]).first()
     digest = _digest(match[0])
     if not hmac.compare_digest(digest, row.digest if row is not None else _NO_DIGEST) or row is None:
         raise AuthenticationFailed("unknown API token")
@@ -76,7 +88,7 @@ def api_token_authenticate(*, token: str) -> AbstractBaseUser:
     if not row.user.is_active:
         raise AuthenticationFailed(f"API token {row.prefix} belongs to a deactivated account")
     ApiToken.objects.filter(pk=row.pk).update(last_used=timezone.now())
-    return row.user
+    return row
 
 
 def api_token_revoke(*, user: AbstractBaseUser, prefix: str) -> ApiToken:

@@ -19,7 +19,8 @@ import grpc
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections
 
-from septet_platform.accounts.services import AuthenticationFailed, api_token_authenticate
+from septet_platform.accounts.models import ApiToken
+from septet_platform.accounts.services import AuthenticationFailed, api_token_check
 from septet_platform.arena_api.handlers import Behavior, ServiceInterceptor, rewrapped, streams_responses
 from septet_platform.arena_api.streams import StreamLimiter, StreamsExhausted
 
@@ -42,14 +43,43 @@ USER_REQUIRED = frozenset(
     )
 )
 BEARER = "bearer "
+CONNECT = f"{SERVICE}Connect"
+"""The one method a bot-scoped token may call, and the one that needs such a token."""
 
 current_user: contextvars.ContextVar[AbstractBaseUser | None] = contextvars.ContextVar(
     "arena_current_user", default=None
 )
+current_token: contextvars.ContextVar[ApiToken | None] = contextvars.ContextVar(
+    "arena_current_token", default=None
+)
 
 
-def _authenticated(context: grpc.ServicerContext, *, required: bool) -> AbstractBaseUser | None:
-    """The caller's user, None for an anonymous read; aborts UNAUTHENTICATED otherwise."""
+def _authenticated(
+    context: grpc.ServicerContext, *, required: bool, method: str = ""
+) -> AbstractBaseUser | None:
+    """The caller's user, None for an anonymous read; aborts UNAUTHENTICATED otherwise. A token
+    scoped to a self-hosted bot may only Connect (PERMISSION_DENIED elsewhere), and Connect takes
+    no other token."""
+    token = _token(context, required=required)
+    current_token.set(token)
+    scoped = token is not None and token.bot_id is not None
+    if scoped and method != CONNECT:
+        context.abort(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"this token is scoped to the self-hosted bot {token.bot.name!r} and may only Connect "
+            "as it: use an account token (made on the site's API tokens page) for other calls",
+        )
+    if method == CONNECT and not scoped:
+        context.abort(
+            grpc.StatusCode.PERMISSION_DENIED,
+            "Connect needs a token made for one self-hosted bot (the site's API tokens page, "
+            "'Self-hosted bots'), not an account token",
+        )
+    return token.user if token is not None else None
+
+
+def _token(context: grpc.ServicerContext, *, required: bool) -> ApiToken | None:
+    """The caller's live token, None for an anonymous read; aborts UNAUTHENTICATED otherwise."""
     values = [value for key, value in context.invocation_metadata() if key == "authorization"]
     if not values:
         if required:
@@ -64,17 +94,19 @@ def _authenticated(context: grpc.ServicerContext, *, required: bool) -> Abstract
             grpc.StatusCode.UNAUTHENTICATED, "the authorization metadata must read 'Bearer sep_...'"
         )
     try:
-        return api_token_authenticate(token=header[len(BEARER) :])
+        return api_token_check(token=header[len(BEARER) :])
     except AuthenticationFailed as error:
         context.abort(grpc.StatusCode.UNAUTHENTICATED, str(error))
     raise AssertionError("unreachable")  # context.abort raises
 
 
-def _unary(behavior: Callable[..., Any], required: bool) -> Callable[[Any, grpc.ServicerContext], Any]:
+def _unary(
+    behavior: Callable[..., Any], required: bool, method: str
+) -> Callable[[Any, grpc.ServicerContext], Any]:
     def call(request: Any, context: grpc.ServicerContext) -> Any:
         close_old_connections()
         try:
-            token = current_user.set(_authenticated(context, required=required))
+            token = current_user.set(_authenticated(context, required=required, method=method))
             try:
                 return behavior(request, context)
             finally:
@@ -86,15 +118,15 @@ def _unary(behavior: Callable[..., Any], required: bool) -> Callable[[Any, grpc.
 
 
 def _streaming(
-    behavior: Callable[..., Any], required: bool, limiter: StreamLimiter
+    behavior: Callable[..., Any], required: bool, limiter: StreamLimiter, method: str
 ) -> Callable[[Any, grpc.ServicerContext], Iterator[Any]]:
     def call(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         close_old_connections()
         try:
-            user = _authenticated(context, required=required)
+            user = _authenticated(context, required=required, method=method)
             token = current_user.set(user)
             try:
-                with limiter.slot(_stream_key(user, context)):
+                with limiter.slot(_stream_key(user, context, current_token.get())):
                     yield from behavior(request, context)
             except StreamsExhausted as error:
                 context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
@@ -106,9 +138,14 @@ def _streaming(
     return call
 
 
-def _stream_key(user: AbstractBaseUser | None, context: grpc.ServicerContext) -> str:
-    """Whom a stream is counted against: the user (all their tokens together), else the peer's
+def _stream_key(
+    user: AbstractBaseUser | None, context: grpc.ServicerContext, token: ApiToken | None = None
+) -> str:
+    """Whom a stream is counted against: a self-hosted bot's connection against that bot (one at
+    a time: a newer one replaces it), else the user (all their tokens together), else the peer's
     address (an anonymous stream, where a method allows one)."""
+    if token is not None and token.bot_id is not None:
+        return f"bot:{token.bot_id}"
     if user is not None:
         return f"user:{user.pk}"
     return "peer:" + context.peer().rsplit(":", 1)[0]
@@ -124,11 +161,11 @@ class ArenaAuthInterceptor(ServiceInterceptor):
         self.limiter = limiter
 
     def rewrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        required = method in USER_REQUIRED
+        required = method in USER_REQUIRED or method == CONNECT
 
         def wrap(behavior: Behavior, kind: str) -> Behavior:
             if streams_responses(kind):
-                return _streaming(behavior, required, self.limiter)
-            return _unary(behavior, required)
+                return _streaming(behavior, required, self.limiter, method)
+            return _unary(behavior, required, method)
 
         return rewrapped(handler, wrap)

@@ -25,6 +25,16 @@ from septet_platform.bots.archives import CHUNK
 
 ARENA_SERVICE = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name
 MAX_WORKERS = 32
+KEEPALIVE = (
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 5_000),
+    ("grpc.http2.max_ping_strikes", 2),
+)
+"""The server pings a quiet connection (a self-hosted bot's Connect stream between matches) every
+20 s and drops it after 10 s without an answer; a client may ping every 5 s at most, or is cut
+off after two strikes (docs/self-hosted.md)."""
 # A SubmitBot chunk or a replay chunk is small; this bounds any one message with room to spare.
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024 + CHUNK
 
@@ -47,6 +57,7 @@ def create_server(address: str, *, max_workers: int = MAX_WORKERS) -> tuple[grpc
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            *KEEPALIVE,
         ],
     )
     arena_pb2_grpc.add_ArenaServicer_to_server(ArenaServicer(), server)

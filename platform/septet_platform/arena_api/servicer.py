@@ -22,7 +22,8 @@ from referee.engine.replay import ReplayError
 from referee.tools.botfolder import BotFolderError
 from referee.tools.stats import MeanInterval
 from septet_platform.arena_api import selectors
-from septet_platform.arena_api.auth import current_user
+from septet_platform.arena_api.auth import current_token, current_user
+from septet_platform.arena_api.connect import ConnectSession
 from septet_platform.bots.archives import CHUNK, DEFAULT_LIMITS, ArchiveLimits, ArchiveRejected
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.qualification import qualification_progress, reported_names
@@ -388,6 +389,14 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         except challenge_services.ChallengeNotYours as error:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
         return pb.SetChallengesAcceptedResponse(bot=bot.name, accepts=bot.accepts_challenges)
+
+    def Connect(
+        self, request_iterator: Iterator[pb.ConnectRequest], context: grpc.ServicerContext
+    ) -> Iterator[pb.ConnectResponse]:
+        """A self-hosted bot's connection (arena_api.connect); the token is scoped to the bot."""
+        token = current_token.get()
+        assert token is not None and token.bot is not None  # the interceptor refused any other
+        yield from ConnectSession(token.bot, context).run(request_iterator)
 
     def FollowMatch(
         self, request: pb.FollowMatchRequest, context: grpc.ServicerContext

@@ -15,6 +15,11 @@ class Bot(models.Model):
     accepts_challenges = models.BooleanField(
         default=True, help_text="other users may seat it in their challenges (its owner's switch)"
     )
+    self_hosted = models.BooleanField(
+        default=False,
+        help_text="plays from its owner's machine over the Arena's Connect stream, unsandboxed: "
+        "never on the sandboxed ladders (docs/self-hosted.md)",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

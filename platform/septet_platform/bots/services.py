@@ -120,6 +120,11 @@ def _bot_for(*, owner: AbstractBaseUser, name: str) -> Bot:
         raise BotNameTaken(
             f"the bot name {name!r} belongs to another user; choose another name in septet-bot.toml"
         )
+    if bot.self_hosted:
+        raise BotNameTaken(
+            f"{name!r} is a self-hosted bot (it plays over Connect, from your machine): submit under "
+            "another name in septet-bot.toml"
+        )
     return bot
 
 

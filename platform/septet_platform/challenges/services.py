@@ -21,6 +21,7 @@ from septet_platform.bots.selectors import unknown_bot_message
 from septet_platform.challenges.models import Challenge
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.selectors import unknown_game_message
+from septet_platform.live.bot_relay import bot_connection
 from septet_platform.matches.models import Match, Seat
 from septet_platform.matches.tasks import match_run_task
 
@@ -298,4 +299,15 @@ def _active_version(*, name: str, number: int, game: str) -> BotVersion:
             raise ChallengeInvalid(f"bot {name!r} has no active version")
     if game not in version.manifest.get("games", []):
         raise ChallengeInvalid(f"{name} v{version.number} does not play {game}")
+    self_hosted_connected_check(bot)
     return version
+
+
+def self_hosted_connected_check(bot: Bot) -> None:
+    """ChallengeInvalid for a self-hosted bot that is not connected now (a match would only
+    forfeit its seat on time): it is seated only while it is there to play."""
+    if bot.self_hosted and bot_connection(bot.pk) is None:
+        raise ChallengeInvalid(
+            f"{bot.name} is a self-hosted bot and is not connected now: start it with "
+            f"`septet bot connect` on its machine, then try again"
+        )

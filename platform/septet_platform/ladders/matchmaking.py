@@ -84,7 +84,9 @@ def matches_schedule(*, ladder: Ladder, rng: random.Random, sets: int = 1) -> li
 def _candidates(ladder: Ladder, rng: random.Random) -> list[_Candidate]:
     """Each bot's latest ACTIVE version that plays this game, with its rating, load and last seat."""
     latest: dict[int, BotVersion] = {}
-    active = BotVersion.objects.filter(status=BotVersion.Status.ACTIVE).select_related("bot")
+    # A self-hosted bot is never sandboxed: never on these ladders.
+    active = BotVersion.objects.filter(status=BotVersion.Status.ACTIVE, bot__self_hosted=False)
+    active = active.select_related("bot")
     for version in active.order_by("bot_id", "-number"):
         if version.bot_id not in latest and _plays(version, ladder.game):
             latest[version.bot_id] = version

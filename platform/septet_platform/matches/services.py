@@ -80,6 +80,7 @@ from referee.tools.sandbox import Sandbox, SandboxError, check_available
 from referee.tools.sandbox_seccomp import SeccompUnavailable, compiled_filter
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
+from septet_platform.live.bot_relay import RelayedBotPlayer
 from septet_platform.live.relay import RemoteSeatPlayer
 from septet_platform.live.streams import LivePublisher, live_end, stream_end
 from septet_platform.matches import lost, storage
@@ -586,6 +587,8 @@ def _players(
     launched: list[int] = []
     for seat in seats:
         version = seat.bot_version
+        if version.bot.self_hosted:
+            continue  # played from its owner's machine, over the Arena's Connect stream
         reused = WARM_HOUSE_BOTS.take(version.pk, seed) if _keeps_warm(version, sandbox) else None
         if reused is not None:
             running[seat.seat], warm[seat.seat] = reused.bot, reused
@@ -608,7 +611,9 @@ def _players(
     for seat in seats:
         name = seat_name(seat)
         kept = warm.get(seat.seat)
-        if seat.seat in failed:
+        if seat.bot_version.bot.self_hosted:
+            players[seat.seat] = RelayedBotPlayer(seat.bot_version.bot_id, name)
+        elif seat.seat in failed:
             players[seat.seat] = _NotStarted(name, failed[seat.seat].splitlines()[0])
         elif kept is not None and kept.player is not None:
             players[seat.seat] = kept.player
@@ -649,6 +654,9 @@ def _bots_done(
     (`players`, in seat order), having played `seed`; every other process is stopped and its
     channel closed."""
     versions = {seat.seat: seat.bot_version for seat in seats}
+    for player in players or []:
+        if isinstance(player, RelayedBotPlayer):
+            player.close()  # forgets its relayed seats; the bot's own machine runs on
     clients = {
         seat.seat: player
         for seat, player in zip(seats, players or [], strict=False)

@@ -20,11 +20,20 @@ from referee.tools.botfolder import BotFolderError
 from septet_platform.accounts.models import ApiToken
 from septet_platform.accounts.services import ApiTokenNotFound, api_token_create, api_token_revoke
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveRejected
+from septet_platform.bots.models import Bot
 from septet_platform.bots.quota import storage_use
+from septet_platform.bots.self_hosted import SelfHostedRefused, connect_token_create, self_hosted_bot_register
 from septet_platform.bots.services import BotNameTaken
 from septet_platform.submissions import services as submission_services
 from septet_platform.web import selectors
-from septet_platform.web.forms import BotUploadForm, SignInForm, SignUpForm, TokenCreateForm, client_address
+from septet_platform.web.forms import (
+    BotUploadForm,
+    SelfHostedBotForm,
+    SignInForm,
+    SignUpForm,
+    TokenCreateForm,
+    client_address,
+)
 from septet_platform.web.signin_limit import sign_up_made, sign_up_open
 from septet_platform.web.uploads import ArchiveSizeLimit
 
@@ -78,17 +87,52 @@ def tokens(request: HttpRequest) -> HttpResponse:
         token, plaintext = api_token_create(user=request.user, name=form.cleaned_data["name"])
         request.session[NEW_TOKEN_SESSION_KEY] = {"name": token.name, "plaintext": plaintext}
         return redirect("web:tokens")
-    listed = ApiToken.objects.filter(user=request.user).order_by("-created")
+    listed = ApiToken.objects.filter(user=request.user).select_related("bot").order_by("-created")
     return render(
         request,
         "web/tokens.html",
         {
             "form": form,
+            "self_hosted_form": SelfHostedBotForm(),
+            "self_hosted_bots": Bot.objects.filter(owner=request.user, self_hosted=True).order_by("name"),
             "tokens": listed,
             "new_token": request.session.pop(NEW_TOKEN_SESSION_KEY, None),
             "arena": selectors.arena_address(request_host=request.get_host()),
         },
     )
+
+
+@login_required
+@require_POST
+def self_hosted_register(request: HttpRequest) -> HttpResponse:
+    """Registers a self-hosted bot and shows its connect token once (on the tokens page)."""
+    form = SelfHostedBotForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "A self-hosted bot needs a name and at least one game.")
+        return redirect("web:tokens")
+    try:
+        bot, plaintext = self_hosted_bot_register(
+            owner=request.user, name=form.cleaned_data["name"], games=form.cleaned_data["games"]
+        )
+    except SelfHostedRefused as refused:
+        messages.error(request, str(refused))
+        return redirect("web:tokens")
+    shown = {"name": f"connect {bot.name}", "plaintext": plaintext, "bot": bot.name}
+    request.session[NEW_TOKEN_SESSION_KEY] = shown
+    return redirect("web:tokens")
+
+
+@login_required
+@require_POST
+def self_hosted_token(request: HttpRequest, name: str) -> HttpResponse:
+    """Another connect token for one of the user's self-hosted bots, shown once."""
+    try:
+        token, plaintext = connect_token_create(owner=request.user, bot_name=name)
+    except SelfHostedRefused as refused:
+        messages.error(request, str(refused))
+        return redirect("web:tokens")
+    request.session[NEW_TOKEN_SESSION_KEY] = {"name": token.name, "plaintext": plaintext, "bot": name}
+    return redirect("web:tokens")
 
 
 @login_required

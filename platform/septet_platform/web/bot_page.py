@@ -84,6 +84,7 @@ class BotSummary:
     owner_name: str
     is_house: bool
     created: datetime | None
+    self_hosted: bool = False
 
     @property
     def pk(self) -> int:
@@ -118,7 +119,7 @@ class VersionRow:
 
 
 _BOT_SQL = f"""
-SELECT b.id, b.name, b.owner_id, u.{USERNAME}, b.is_house, b.created
+SELECT b.id, b.name, b.owner_id, u.{USERNAME}, b.is_house, b.created, b.self_hosted
 FROM {BOTS} b JOIN {USERS} u ON u.id = b.owner_id
 WHERE b.name = %s"""
 
@@ -132,8 +133,10 @@ def bot_named(name: str) -> BotSummary:
     found = fetch(_BOT_SQL, [name])
     if not found:
         raise Bot.DoesNotExist(f"no bot named {name!r}")
-    bot_id, bot_name, owner_id, owner_name, is_house, created = found[0]
-    return BotSummary(bot_id, bot_name, owner_id, owner_name, bool(is_house), moment(created))
+    bot_id, bot_name, owner_id, owner_name, is_house, created, self_hosted = found[0]
+    return BotSummary(
+        bot_id, bot_name, owner_id, owner_name, bool(is_house), moment(created), bool(self_hosted)
+    )
 
 
 def bot_versions(bot_id: int) -> list[VersionRow]:

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 
+from referee.engine.games import all_games
 from septet_platform.accounts.names import NameRefused, user_name_check
 from septet_platform.accounts.services import NAME_MAX_CHARS
 from septet_platform.bots.archives import DEFAULT_LIMITS
@@ -70,6 +71,19 @@ class TokenCreateForm(forms.Form):
     """A name for a new API token, so its owner can tell tokens apart."""
 
     name = forms.CharField(max_length=NAME_MAX_CHARS, strip=True)
+
+
+class SelfHostedBotForm(forms.Form):
+    """A self-hosted bot's name and the games it plays (docs/self-hosted.md)."""
+
+    name = forms.CharField(
+        max_length=40, strip=True, help_text="lower-case letters, digits and hyphens, as in septet-bot.toml"
+    )
+    games = forms.MultipleChoiceField(
+        choices=[(game, game) for game in sorted(all_games())],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="the games it plays",
+    )
 
 
 class BotUploadForm(forms.Form):

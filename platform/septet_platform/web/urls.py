@@ -27,6 +27,8 @@ urlpatterns = [
     path("account/bots/", account_views.my_bots, name="my-bots"),
     path("account/tokens/", account_views.tokens, name="tokens"),
     path("account/tokens/<str:prefix>/revoke/", account_views.token_revoke, name="token-revoke"),
+    path("account/self-hosted/", account_views.self_hosted_register, name="self-hosted-register"),
+    path("account/self-hosted/<slug:name>/token/", account_views.self_hosted_token, name="self-hosted-token"),
     path("account/upload/", account_views.upload, name="upload"),
     path("challenges/", include(challenge_views)),
     path("tables/", include(table_views)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 
+import redis
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.cache import get_conditional_response
@@ -19,6 +20,7 @@ from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import bot_get
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder
+from septet_platform.live.bot_relay import BotConnection, bot_connection
 from septet_platform.matches.live_selectors import live_now
 from septet_platform.matches.models import Match
 from septet_platform.matches.selectors import ReplayUnpublished
@@ -98,6 +100,7 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
         {
             "profile": profile,
             "live_now": live_now(bot_id=found.pk, limit=3),
+            "connection": _connection_shown(found.pk) if found.self_hosted else None,
             "following": following,
             "description": profile.versions[0].description if profile.versions else "",
             "results_rows": tables.results_rows(profile.results, finished=profile.status == "finished"),
@@ -109,6 +112,15 @@ def bot(request: HttpRequest, name: str) -> HttpResponse:
     if following:  # its script reloads it once qualification is over: that reload must get the new page
         response["Cache-Control"] = "no-store"
     return response
+
+
+def _connection_shown(bot_id: int) -> BotConnection | None:
+    """A self-hosted bot's connection for its page; shown as not connected while Redis is away
+    (the page still answers)."""
+    try:
+        return bot_connection(bot_id)
+    except redis.RedisError:
+        return None
 
 
 @require_GET

@@ -1,3 +1,4 @@
+from referee.botkit.protocol import bot_pb2 as _bot_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -541,3 +542,45 @@ class GetMatchLogsResponse(_message.Message):
     match_id: int
     seats: _containers.RepeatedCompositeFieldContainer[SeatLog]
     def __init__(self, match_id: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatLog, _Mapping]]] = ...) -> None: ...
+
+class ConnectRequest(_message.Message):
+    __slots__ = ("seat", "answer")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    seat: str
+    answer: _bot_pb2.PlayResponse
+    def __init__(self, seat: _Optional[str] = ..., answer: _Optional[_Union[_bot_pb2.PlayResponse, _Mapping]] = ...) -> None: ...
+
+class ConnectResponse(_message.Message):
+    __slots__ = ("attached", "request", "refused")
+    ATTACHED_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_FIELD_NUMBER: _ClassVar[int]
+    attached: ConnectAttached
+    request: SeatRequest
+    refused: ConnectRefused
+    def __init__(self, attached: _Optional[_Union[ConnectAttached, _Mapping]] = ..., request: _Optional[_Union[SeatRequest, _Mapping]] = ..., refused: _Optional[_Union[ConnectRefused, _Mapping]] = ...) -> None: ...
+
+class ConnectAttached(_message.Message):
+    __slots__ = ("bot", "connection")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    connection: str
+    def __init__(self, bot: _Optional[str] = ..., connection: _Optional[str] = ...) -> None: ...
+
+class SeatRequest(_message.Message):
+    __slots__ = ("seat", "request")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    seat: str
+    request: _bot_pb2.PlayRequest
+    def __init__(self, seat: _Optional[str] = ..., request: _Optional[_Union[_bot_pb2.PlayRequest, _Mapping]] = ...) -> None: ...
+
+class ConnectRefused(_message.Message):
+    __slots__ = ("seat", "reason")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    seat: str
+    reason: str
+    def __init__(self, seat: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...

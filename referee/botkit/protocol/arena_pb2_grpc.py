@@ -114,6 +114,11 @@ class ArenaStub:
                 request_serializer=septet_dot_v1_dot_arena__pb2.GetMatchLogsRequest.SerializeToString,
                 response_deserializer=septet_dot_v1_dot_arena__pb2.GetMatchLogsResponse.FromString,
                 _registered_method=True)
+        self.Connect = channel.stream_stream(
+                '/septet.v1.Arena/Connect',
+                request_serializer=septet_dot_v1_dot_arena__pb2.ConnectRequest.SerializeToString,
+                response_deserializer=septet_dot_v1_dot_arena__pb2.ConnectResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -257,6 +262,22 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Connect(self, request_iterator, context):
+        """A self-hosted bot dials out and plays from its own machine (docs/self-hosted.md). The token
+        in the metadata must be scoped to that one bot (made on the site for a self-hosted bot); any
+        other token is UNAUTHENTICATED or PERMISSION_DENIED. The server answers `attached` first, then
+        sends, for every seat the bot is given, exactly the messages of `Bot.Play` (start, one decide
+        per decision, end), each with the seat's handle; the bot answers each with the same handle
+        (started, decision, ended) as it would on `Play`. Many seats travel on one connection. The
+        server's clock runs from send to receive: the network counts against the bot. A newer
+        connection for the same bot replaces this one (ABORTED); a bot that reconnects gets its
+        unanswered requests again. An answer for a handle this bot was not given, or one not due,
+        is refused in a `refused` message and changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -339,6 +360,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetMatchLogs,
                     request_deserializer=septet_dot_v1_dot_arena__pb2.GetMatchLogsRequest.FromString,
                     response_serializer=septet_dot_v1_dot_arena__pb2.GetMatchLogsResponse.SerializeToString,
+            ),
+            'Connect': grpc.stream_stream_rpc_method_handler(
+                    servicer.Connect,
+                    request_deserializer=septet_dot_v1_dot_arena__pb2.ConnectRequest.FromString,
+                    response_serializer=septet_dot_v1_dot_arena__pb2.ConnectResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -773,6 +799,33 @@ class Arena:
             '/septet.v1.Arena/GetMatchLogs',
             septet_dot_v1_dot_arena__pb2.GetMatchLogsRequest.SerializeToString,
             septet_dot_v1_dot_arena__pb2.GetMatchLogsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Connect(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/septet.v1.Arena/Connect',
+            septet_dot_v1_dot_arena__pb2.ConnectRequest.SerializeToString,
+            septet_dot_v1_dot_arena__pb2.ConnectResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,190 @@
+"""The Arena's Connect stream: a self-hosted bot's one connection, over which it plays its seats.
+
+A session takes over the bot's connection record (a newer session replaces an older one, which
+ends with ABORTED at its next renewal), answers `attached`, sends every request still waiting from
+before (a reconnect continues where the last connection stopped), then relays: the worker's
+requests for the bot's seats go out as `SeatRequest`s (live.bot_relay), and the bot's answers come
+back and are passed on only for a seat of this bot with a request waiting (`refused` otherwise).
+
+Three threads per session: gRPC's own (this generator, which sends), one reading the bot's
+answers, one waiting on the bot's inbox. Nothing the bot sends is trusted: an answer is bytes the
+worker parses and checks as it would a sandboxed bot's; here only its seat handle is checked,
+and how fast it sends (a flood ends the session with RESOURCE_EXHAUSTED).
+"""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import grpc
+import redis
+
+from referee.botkit.protocol import arena_pb2 as pb
+from referee.botkit.protocol import bot_pb2
+from septet_platform.bots.models import Bot
+from septet_platform.live import bot_relay
+
+INBOX_WAIT_SECONDS = 1.0
+"""How long the inbox thread blocks at once, so it notices a replaced or closed session soon."""
+RENEW_EVERY_SECONDS = 3.0
+ANSWERS_PER_SECOND = 200.0
+ANSWER_BURST = 400.0
+"""A bot answers once per request; far more than this is a flood, not play."""
+CONNECTION_ID_BYTES = 9
+
+
+@dataclass(frozen=True)
+class _End:
+    """What ends a session: None for the bot closing its side (OK), else a status to abort with."""
+
+    code: grpc.StatusCode | None
+    details: str = ""
+
+
+class _AnswerBudget:
+    """A token bucket on the bot's answers."""
+
+    def __init__(self) -> None:
+        self.tokens = ANSWER_BURST
+        self.at = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(ANSWER_BURST, self.tokens + (now - self.at) * ANSWERS_PER_SECOND)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+class ConnectSession:
+    """One Connect call of one self-hosted bot (see the module docstring)."""
+
+    def __init__(self, bot: Bot, context: grpc.ServicerContext) -> None:
+        self.bot = bot
+        self.context = context
+        self.connection = secrets.token_urlsafe(CONNECTION_ID_BYTES)
+        self._out: queue.Queue[pb.ConnectResponse | _End] = queue.Queue()
+        self._sent: dict[str, tuple[int, float]] = {}
+        """Handle -> (sequence number, when) of the last request sent on this connection."""
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+
+    def run(self, requests: Iterator[pb.ConnectRequest]) -> Iterator[pb.ConnectResponse]:
+        bot_relay.connection_take(self.bot.pk, connection=self.connection, peer=self.context.peer())
+        self.context.add_callback(self._done.set)
+        try:
+            yield pb.ConnectResponse(
+                attached=pb.ConnectAttached(bot=self.bot.name, connection=self.connection)
+            )
+            for handle, (sequence, request) in sorted(bot_relay.outstanding_requests(self.bot.pk).items()):
+                self._offer(handle, sequence, request)
+            threading.Thread(target=self._read_answers, args=(requests,), daemon=True).start()
+            threading.Thread(target=self._wait_inbox, daemon=True).start()
+            while not self._done.is_set():
+                try:
+                    item = self._out.get(timeout=RENEW_EVERY_SECONDS)
+                except queue.Empty:
+                    continue
+                if isinstance(item, _End):
+                    if item.code is not None:
+                        self.context.abort(item.code, item.details)
+                    return
+                yield item
+        finally:
+            self._done.set()
+            bot_relay.connection_drop(self.bot.pk, connection=self.connection)
+
+    def _offer(self, handle: str, sequence: int, request: bytes) -> None:
+        """Queues a request for the bot unless this connection sent it already."""
+        with self._lock:
+            if self._sent.get(handle, (0, 0.0))[0] >= sequence:
+                return
+            self._sent[handle] = (sequence, time.monotonic())
+        message = pb.SeatRequest(seat=handle, request=bot_pb2.PlayRequest.FromString(request))
+        self._out.put(pb.ConnectResponse(request=message))
+
+    def _wait_inbox(self) -> None:
+        """Moves the worker's requests for this bot to the session's queue while it is the bot's
+        connection; ends the session with ABORTED once a newer connection replaced it."""
+        renewed = time.monotonic()
+        try:
+            while not self._done.is_set():
+                if time.monotonic() - renewed >= RENEW_EVERY_SECONDS:
+                    if not bot_relay.connection_renew(self.bot.pk, connection=self.connection):
+                        self._end(grpc.StatusCode.ABORTED, self._replaced())
+                        return
+                    renewed = time.monotonic()
+                handle = bot_relay.next_handle(self.bot.pk, timeout=INBOX_WAIT_SECONDS)
+                if handle is None:
+                    continue
+                current = bot_relay.connection_renew(self.bot.pk, connection=self.connection)
+                if self._done.is_set() or not current:
+                    bot_relay.handle_return(self.bot.pk, handle)  # for the connection that replaced this one
+                    if not self._done.is_set():
+                        self._end(grpc.StatusCode.ABORTED, self._replaced())
+                    return
+                waiting = bot_relay.outstanding_request(self.bot.pk, handle)
+                if waiting is not None:
+                    self._offer(handle, *waiting)
+        except redis.RedisError as error:
+            self._end(grpc.StatusCode.UNAVAILABLE, f"the relay is unavailable ({error}); reconnect")
+
+    def _read_answers(self, requests: Iterator[pb.ConnectRequest]) -> None:
+        budget = _AnswerBudget()
+        try:
+            for request in requests:
+                if self._done.is_set():
+                    return
+                if not budget.take():
+                    self._end(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"more than {ANSWERS_PER_SECOND:.0f} messages a second: a bot answers once a request",
+                    )
+                    return
+                self._answer(request)
+        except Exception as error:  # the call ended under the reader: reported, not raised
+            if isinstance(error, grpc.RpcError) or self._done.is_set():
+                self._end(None)
+                return
+            # The input check aborted on a message that did not parse or was out of range: its
+            # status is set on the call already; the sending thread ends it with that status.
+            details = self.context.details()
+            self._end(
+                self.context.code() or grpc.StatusCode.INVALID_ARGUMENT,
+                details.decode() if isinstance(details, bytes) else (details or str(error)),
+            )
+            return
+        self._end(None)  # the bot closed its side: the session ends OK
+
+    def _answer(self, request: pb.ConnectRequest) -> None:
+        handle = request.seat
+        if not handle or not request.HasField("answer"):
+            self._refuse(handle, "a ConnectRequest needs a seat handle and an answer")
+            return
+        answer = request.answer.SerializeToString()
+        refusal = bot_relay.relay_answer(bot_id=self.bot.pk, handle=handle, answer=answer)
+        if refusal is not None:
+            self._refuse(handle, str(refusal))
+            return
+        with self._lock:
+            sent = self._sent.get(handle)
+        if sent is not None:
+            bot_relay.connection_answer_time(
+                self.bot.pk, connection=self.connection, seconds=time.monotonic() - sent[1]
+            )
+
+    def _refuse(self, handle: str, reason: str) -> None:
+        self._out.put(pb.ConnectResponse(refused=pb.ConnectRefused(seat=handle, reason=reason)))
+
+    def _end(self, code: grpc.StatusCode | None, details: str = "") -> None:
+        self._out.put(_End(code, details))
+
+    def _replaced(self) -> str:
+        return f"a newer connection for the bot {self.bot.name!r} replaced this one"
