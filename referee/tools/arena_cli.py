@@ -64,7 +64,16 @@ SERVER_FAULTS = frozenset(
 )
 """gRPC statuses that are the server's (or the network's) failing, not the caller's mistake."""
 QUALIFYING = "qualifying"
-COMMANDS = ("submit", "ladder", "matches", "tournament", "logs", challenge_cli.COMMAND, watch_cli.COMMAND)
+COMMANDS = (
+    "submit",
+    "ladder",
+    "bots",
+    "matches",
+    "tournament",
+    "logs",
+    challenge_cli.COMMAND,
+    watch_cli.COMMAND,
+)
 WAIT_POLL_SECONDS = 1.0
 """How often `submit --wait` asks how the qualification is going."""
 WAITING_SHOWN = 5
@@ -127,6 +136,17 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         formatter_class=raw,
     )
     ladder.add_argument("game", nargs="?", metavar="GAME")
+
+    bots = commands.add_parser(
+        "bots",
+        parents=[connection, as_json],
+        help="list the platform's bots: house, sandboxed and self-hosted (connected now or not)",
+        description="Every bot on the platform (or one owner's), with its latest version and whether "
+        "it is a house bot or self-hosted; a self-hosted bot shows whether it is connected now.",
+        epilog="examples:\n  septet bots\n  septet bots --owner alice\n\n" + EXIT_CODES_HELP,
+        formatter_class=raw,
+    )
+    bots.add_argument("--owner", default="", metavar="USER", help="only this user's bots")
 
     matches = commands.add_parser(
         "matches",
@@ -215,6 +235,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
                 return _submit(client, args, out)
             if args.command == "ladder":
                 return _ladder(client, args, out)
+            if args.command == "bots":
+                return _bots(client, args, out)
             if args.command == "matches":
                 return _matches(client, args, out)
             if args.command == "tournament":
@@ -388,6 +410,31 @@ def _await_qualification(
                     OUTCOME_FAILED,
                 )
             time.sleep(WAIT_POLL_SECONDS)
+
+
+def _bots(client: _Client, args: argparse.Namespace, out: Console) -> int:
+    response: pb.ListBotsResponse = client.call("ListBots", pb.ListBotsRequest(owner=args.owner))
+    if args.json:
+        print(json.dumps(_as_dict(response), indent=2))
+        return 0
+    if not response.bots:
+        out.print("no bots" + (f" of {args.owner}" if args.owner else ""))
+        return 0
+    table = _table("bot", "owner", "kind", "version", "status", "since")
+    for bot in response.bots:
+        kind = "house" if bot.is_house else "sandboxed"
+        if bot.self_hosted:
+            kind = "self-hosted, " + ("connected" if bot.connected else "not connected")
+        table.add_row(
+            bot.name,
+            bot.owner,
+            kind,
+            str(bot.latest_version or "-"),
+            bot.latest_status or "-",
+            bot.created[:10],
+        )
+    out.print(table)
+    return 0
 
 
 def _ladder(client: _Client, args: argparse.Namespace, out: Console) -> int:

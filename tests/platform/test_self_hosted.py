@@ -9,6 +9,7 @@ worker takes the right answer afterwards.
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
@@ -377,3 +378,22 @@ def _wait_for(condition: Callable[[], bool], seconds: float = 60.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.02)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_septet_bots_and_the_arena_show_whether_a_self_hosted_bot_is_connected(
+    bot_channel: grpc.Channel,
+    registered: tuple[Bot, str],
+    house: dict[str, BotVersion],
+    septet: Callable[..., tuple[int, str, str]],
+) -> None:
+    bot, token = registered
+    code, out, _ = septet("bots")
+    assert code == 0 and "self-hosted, not connected" in out and "house" in out
+    client = BotClient(bot_channel, token)
+    client.next()
+    code, out, _ = septet("bots", "--json")
+    listed = {entry["name"]: entry for entry in json.loads(out)["bots"]}
+    assert listed[bot.name]["self_hosted"] and listed[bot.name]["connected"]
+    assert not listed["greedy"].get("self_hosted") and not listed["greedy"].get("connected")
+    client.close()

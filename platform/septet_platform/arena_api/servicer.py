@@ -34,6 +34,7 @@ from septet_platform.challenges import selectors as challenge_reads
 from septet_platform.challenges import services as challenge_services
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.selectors import ladder_get, ladder_standings, ladders_list, rating_changes
+from septet_platform.live.bot_relay import bot_connection
 from septet_platform.live.streams import batch_ends, read_batches, stream_key
 from septet_platform.matches import live_selectors
 from septet_platform.matches import selectors as match_selectors
@@ -79,7 +80,17 @@ def _bot(bot: Bot) -> pb.BotSummary:
         latest_version=latest.number if latest else 0,
         latest_status=latest.status if latest else "",
         created=_time(bot.created),
+        self_hosted=bot.self_hosted,
+        connected=bot.self_hosted and _connected(bot.pk),
     )
+
+
+def _connected(bot_id: int) -> bool:
+    """Whether a self-hosted bot is connected now (not, while the relay's Redis is away)."""
+    try:
+        return bot_connection(bot_id) is not None
+    except redis.RedisError:
+        return False
 
 
 def _version(version: BotVersion, *, owner_sees: bool) -> pb.BotVersionInfo:

@@ -150,6 +150,11 @@ def entrant_add(
         )
     if bot.owner_id != user.pk:
         raise TournamentError(f"{bot.name} is not your bot: enter only bots you own")
+    if bot.self_hosted:
+        raise TournamentError(
+            f"{bot.name} is self-hosted: tournaments are played by sandboxed bots only (submit it "
+            "with `septet submit` to enter)"
+        )
     if tournament.entry == Tournament.Entry.INVITED and not tournament.invited.filter(pk=user.pk).exists():
         raise TournamentError(f"{tournament.name} is by invitation and {user.get_username()} is not invited")
     if playing_version(bot, tournament.game) is None:

@@ -108,20 +108,24 @@ class ListBotsResponse(_message.Message):
     def __init__(self, bots: _Optional[_Iterable[_Union[BotSummary, _Mapping]]] = ...) -> None: ...
 
 class BotSummary(_message.Message):
-    __slots__ = ("name", "owner", "is_house", "latest_version", "latest_status", "created")
+    __slots__ = ("name", "owner", "is_house", "latest_version", "latest_status", "created", "self_hosted", "connected")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     IS_HOUSE_FIELD_NUMBER: _ClassVar[int]
     LATEST_VERSION_FIELD_NUMBER: _ClassVar[int]
     LATEST_STATUS_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
+    SELF_HOSTED_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_FIELD_NUMBER: _ClassVar[int]
     name: str
     owner: str
     is_house: bool
     latest_version: int
     latest_status: str
     created: str
-    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., is_house: _Optional[bool] = ..., latest_version: _Optional[int] = ..., latest_status: _Optional[str] = ..., created: _Optional[str] = ...) -> None: ...
+    self_hosted: bool
+    connected: bool
+    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., is_house: _Optional[bool] = ..., latest_version: _Optional[int] = ..., latest_status: _Optional[str] = ..., created: _Optional[str] = ..., self_hosted: _Optional[bool] = ..., connected: _Optional[bool] = ...) -> None: ...
 
 class GetBotRequest(_message.Message):
     __slots__ = ("name",)
