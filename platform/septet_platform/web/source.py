@@ -23,6 +23,8 @@ GUIDES: tuple[tuple[str, str, str], ...] = (
     ("ratings", "docs/ratings.md", "How ratings work: the model and its study"),
     ("tournaments", "docs/tournaments.md", "Running a tournament"),
     ("security", "docs/security.md", "The sandbox and the attacks it was tried with"),
+    ("live", "docs/live.md", "Watching matches live, and playing at a table"),
+    ("self-hosted", "docs/self-hosted.md", "Self-hosted bots: playing from your own machine"),
     ("pettingzoo", "docs/pettingzoo.md", "Training agents: the PettingZoo environments"),
     ("operations", "docs/operations.md", "Operating a platform"),
 )
