@@ -150,6 +150,8 @@ class GrpcPlayer:
             "bank_ms": round((turn.bank_time or 0.0) * 1000),
             "sent": seat.sent,
         }
+        if stream is None and self._channel is None:
+            raise PlayerError("its Play stream did not start or was closed (no unary calls to fall back on)")
         if stream is None:
             try:
                 response = self._stub.Decide(convert.decide_request(**asked), timeout=budget + DEADLINE_SLACK)
@@ -244,6 +246,8 @@ class GrpcPlayer:
             except StreamError as error:
                 raise PlayerError(f"the Play stream did not end cleanly: {error}") from None
             return
+        if self._channel is None:
+            return  # its stream is gone already: nothing to tell it the end on
         self._stub.EndMatch(request, timeout=NOTIFY_DEADLINE)
 
 

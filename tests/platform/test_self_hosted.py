@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import queue
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +34,7 @@ from septet_platform.challenges.services import ChallengeInvalid, challenge_requ
 from septet_platform.ladders.matchmaking import _candidates
 from septet_platform.ladders.models import Ladder
 from septet_platform.live import bot_relay
-from septet_platform.live.bot_relay import AnswerRefusal, RelayStream, relay_answer
+from septet_platform.live.bot_relay import AnswerRefusal, RelayedBotPlayer, RelayStream, relay_answer
 from septet_platform.matches import services
 from septet_platform.matches.models import Match, Seat
 
@@ -291,8 +292,6 @@ def test_a_self_hosted_bot_is_never_on_the_sandboxed_ladder_and_is_challenged_on
     house: dict[str, BotVersion],
     oh_hell: Ladder,
 ) -> None:
-    import random
-
     bot, token = registered
     assert bot.pk not in {candidate.version.bot_id for candidate in _candidates(oh_hell, random.Random(1))}
     seats = [(bot.name, 0), ("greedy", 0), ("random", 0)]
@@ -397,3 +396,27 @@ def test_septet_bots_and_the_arena_show_whether_a_self_hosted_bot_is_connected(
     assert listed[bot.name]["self_hosted"] and listed[bot.name]["connected"]
     assert not listed["greedy"].get("self_hosted") and not listed["greedy"].get("connected")
     client.close()
+
+
+def test_a_relayed_seat_whose_bot_never_answers_its_start_forfeits_with_the_reason(
+    live_redis: redis.Redis,
+) -> None:
+    """Nobody is connected for bot 9: its start times out, and its first decision forfeits the
+    seat saying why (not a crash of the player), while the other seats play the game out."""
+    from referee.engine.match import TimeControl, play_match
+    from referee.engine.players import RandomPlayer
+
+    game = get_game("oh-hell")
+    relayed = RelayedBotPlayer(9, "nobody-home v1")
+    outcome = play_match(
+        game,
+        [relayed, RandomPlayer(random.Random(1)), RandomPlayer(random.Random(2))],
+        seed=5,
+        time_control=TimeControl(1.0, 1.0),
+        match_id="relay-forfeit",
+    )
+    relayed.close()
+    assert [forfeit.seat for forfeit in outcome.forfeits] == [0]
+    reason = outcome.forfeits[0].reason
+    assert "did not start or was closed" in reason and "AttributeError" not in reason, reason
+    assert bot_relay.outstanding_requests(9) == {}, "nothing is left waiting for the bot"
