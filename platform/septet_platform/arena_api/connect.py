@@ -75,6 +75,8 @@ class ConnectSession:
         """Handle -> (sequence number, when) of the last request sent on this connection."""
         self._lock = threading.Lock()
         self._done = threading.Event()
+        self._answer_ms: float | None = None
+        """How long answers take from send to receive, smoothed (network and thinking)."""
 
     def run(self, requests: Iterator[pb.ConnectRequest]) -> Iterator[pb.ConnectResponse]:
         bot_relay.connection_take(self.bot.pk, connection=self.connection, peer=self.context.peer())
@@ -120,17 +122,17 @@ class ConnectSession:
                     if not bot_relay.connection_renew(self.bot.pk, connection=self.connection):
                         self._end(grpc.StatusCode.ABORTED, self._replaced())
                         return
+                    self._answer_time_record()
                     renewed = time.monotonic()
                 handle = bot_relay.next_handle(self.bot.pk, timeout=INBOX_WAIT_SECONDS)
                 if handle is None:
                     continue
-                current = bot_relay.connection_renew(self.bot.pk, connection=self.connection)
+                current, waiting = bot_relay.inbox_take(self.bot.pk, handle, connection=self.connection)
                 if self._done.is_set() or not current:
                     bot_relay.handle_return(self.bot.pk, handle)  # for the connection that replaced this one
                     if not self._done.is_set():
                         self._end(grpc.StatusCode.ABORTED, self._replaced())
                     return
-                waiting = bot_relay.outstanding_request(self.bot.pk, handle)
                 if waiting is not None:
                     self._offer(handle, *waiting)
         except redis.RedisError as error:
@@ -175,10 +177,16 @@ class ConnectSession:
             return
         with self._lock:
             sent = self._sent.get(handle)
-        if sent is not None:
-            bot_relay.connection_answer_time(
-                self.bot.pk, connection=self.connection, seconds=time.monotonic() - sent[1]
-            )
+            if sent is not None:  # smoothed here; written with the connection's renewal
+                took = (time.monotonic() - sent[1]) * 1000
+                before = self._answer_ms
+                self._answer_ms = took if before is None else 0.8 * before + 0.2 * took
+
+    def _answer_time_record(self) -> None:
+        with self._lock:
+            smoothed = self._answer_ms
+        if smoothed is not None:
+            bot_relay.connection_answer_time(self.bot.pk, connection=self.connection, milliseconds=smoothed)
 
     def _refuse(self, handle: str, reason: str) -> None:
         self._out.put(pb.ConnectResponse(refused=pb.ConnectRefused(seat=handle, reason=reason)))

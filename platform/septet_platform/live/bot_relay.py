@@ -136,12 +136,17 @@ class RelayStream:
             pass  # the keys expire by themselves
 
     def _send(self, request: bytes) -> None:
-        pipe = self._client().pipeline(transaction=True)
-        pipe.set(seat_owner_key(self.handle), str(self.bot_id), ex=SEAT_TTL_SECONDS)
+        """Records the request as the seat's outstanding one, then queues the handle (in this
+        order, one round trip; the keys' lifetimes are set with the seat's first request)."""
+        pipe = self._client().pipeline(transaction=False)
+        first = self._sequence == 1
+        if first:
+            pipe.set(seat_owner_key(self.handle), str(self.bot_id), ex=SEAT_TTL_SECONDS)
         pipe.hset(self.keys.outstanding, self.handle, encode_request(self._sequence, request))
-        pipe.expire(self.keys.outstanding, SEAT_TTL_SECONDS)
         pipe.rpush(self.keys.inbox, self.handle)
-        pipe.expire(self.keys.inbox, SEAT_TTL_SECONDS)
+        if first:
+            pipe.expire(self.keys.outstanding, SEAT_TTL_SECONDS)
+            pipe.expire(self.keys.inbox, SEAT_TTL_SECONDS)
         pipe.execute()
 
     def _withdraw(self) -> None:
@@ -262,18 +267,28 @@ def connection_renew(bot_id: int, *, connection: str, client: redis.Redis | None
 
 
 def connection_answer_time(
-    bot_id: int, *, connection: str, seconds: float, client: redis.Redis | None = None
+    bot_id: int, *, connection: str, milliseconds: float, client: redis.Redis | None = None
 ) -> None:
-    """Records how long an answer took from send to receive (network and thinking), smoothed."""
+    """Records how long the connection's answers take from send to receive (network and
+    thinking), as its session has smoothed them, if it is still the bot's connection."""
     keys = BotRelayKeys(bot_id)
     redis_client = client or live_redis()
-    found = redis_client.hmget(keys.connection, ["id", "answer_ms"])
-    if decoded(found[0] or b"") != connection:
-        return
-    before = float(decoded(found[1])) if found[1] else None
-    now = seconds * 1000
-    smoothed = now if before is None else 0.8 * before + 0.2 * now
-    redis_client.hset(keys.connection, "answer_ms", f"{smoothed:.1f}")
+    if decoded(redis_client.hget(keys.connection, "id") or b"") == connection:
+        redis_client.hset(keys.connection, "answer_ms", f"{milliseconds:.1f}")
+
+
+def inbox_take(
+    bot_id: int, handle: str, *, connection: str, client: redis.Redis | None = None
+) -> tuple[bool, tuple[int, bytes] | None]:
+    """For a handle just popped from the bot's inbox, in one round trip: whether `connection` is
+    still the bot's, and the request waiting on the handle (None when it was answered or
+    withdrawn meanwhile)."""
+    keys = BotRelayKeys(bot_id)
+    pipe = (client or live_redis()).pipeline(transaction=False)
+    pipe.hget(keys.connection, "id")
+    pipe.hget(keys.outstanding, handle)
+    current, waiting = pipe.execute()
+    return decoded(current or b"") == connection, None if waiting is None else decode_request(waiting)
 
 
 def connection_drop(bot_id: int, *, connection: str, client: redis.Redis | None = None) -> None:
