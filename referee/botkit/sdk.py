@@ -21,7 +21,10 @@ match`): a `Bot` is a `referee.engine.players.Player`, and its hooks get the sam
 The server answers both ways the referee plays (protos/septet/v1/bot.proto): a `Play` stream per
 seat per match, which the referee uses when it can (less CPU per decision on each side: each
 decision carries only what changed, the stream keeps the state), and the unary StartMatch,
-Decide and EndMatch. `decide` sees the same whole information state either way.
+Decide and EndMatch. `decide` sees the same whole information state either way. `connect(bot)`
+instead of `serve(bot)` plays from this machine over a connection the bot dials out to the Arena
+(a self-hosted bot, `referee.botkit.connect`, docs/self-hosted.md): the same answers
+(`referee.botkit.answering`), the seats arriving on the connection rather than as calls.
 
 A forced decision (one legal action) is answered, by default, only once about as long has passed
 as the bot's chosen decisions of that game and kind take (`referee.botkit.tempo`): the referee
@@ -40,18 +43,18 @@ import socket
 import stat
 import sys
 import threading
-import time
-import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from referee.botkit.protocol import bot_pb2, bot_pb2_grpc, convert
-from referee.botkit.protocol.convert import InfoState, Oh7Info, ProtocolError
-from referee.botkit.tempo import ForcedTempo, MatchPaces
+from referee.botkit.answering import BotAnswers, SeatFailure, SeatStream
+from referee.botkit.connect import connect
+from referee.botkit.protocol import bot_pb2, bot_pb2_grpc
+from referee.botkit.protocol.convert import InfoState, Oh7Info
+from referee.botkit.tempo import ForcedTempo
 from referee.engine.games.base import Action
 from referee.engine.games.bidding import BiddingInfo
 from referee.engine.games.black_sevens import InfoState as BlackSevensInfo
@@ -68,6 +71,7 @@ __all__ = [
     "MatchStart",
     "Oh7Info",
     "as_bot",
+    "connect",
     "create_server",
     "resolve_address",
     "serve",
@@ -176,118 +180,45 @@ def as_bot(decide: Policy | None = None, *, name: str | None = None) -> Bot | Ca
 
 
 class BotServicer(bot_pb2_grpc.BotServicer):
-    """`septet.v1.Bot` over a `Bot`: protobuf in and out here, engine values for the bot."""
+    """`septet.v1.Bot` over a `Bot`: each call answered by `BotAnswers` (what a self-hosted bot's
+    connection asks too), a request it cannot answer ending the call with its status."""
 
     def __init__(self, bot: Bot, tempo: ForcedTempo | None = None) -> None:
-        self._bot = bot
-        self._lock = threading.Lock()
-        self.tempo = tempo or ForcedTempo()
-        """The chosen decisions' durations, from which a forced answer's hold is drawn."""
-        self.paces = MatchPaces()
-        """Each seat's time so far in each match, which a hold may not push past its budget."""
+        self.answers = BotAnswers(bot, tempo)
 
     def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideResponse:
-        return self._decision(request, context, None)
+        return _or_abort(context, self.answers.decision, request, None)
 
     def Play(
         self, request_iterator: Iterator[bot_pb2.PlayRequest], context: grpc.ServicerContext
     ) -> Iterator[bot_pb2.PlayResponse]:
         """One seat's match: each message answered in order, as the unary call of the same name
-        would; the stream's information state is kept here (each `decide` is a delta of it), so
-        `decide` sees whole states."""
-        state = convert.StreamState()
+        would; the stream's information state is kept by its `SeatStream` (each `decide` is a delta
+        of it), so `decide` sees whole states."""
+        seat = SeatStream(self.answers)
         for request in request_iterator:
-            which = request.WhichOneof("message")
-            if which == "decide":
-                yield bot_pb2.PlayResponse(decision=self._decision(request.decide, context, state))
-            elif which == "start":
-                yield bot_pb2.PlayResponse(started=self.StartMatch(request.start, context))
-            elif which == "end":
-                yield bot_pb2.PlayResponse(ended=self.EndMatch(request.end, context))
-            else:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a PlayRequest with no message set")
-
-    def _decision(
-        self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext, state: convert.StreamState | None
-    ) -> bot_pb2.DecideResponse:
-        started = time.perf_counter()
-        try:
-            info = convert.info_from_request(request, state)
-            legal = convert.legal_from_request(request)
-        except ProtocolError as error:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        action, failure = self._call(self._bot.decide, info, legal)
-        if failure:
-            context.abort(grpc.StatusCode.INTERNAL, failure)
-        self._keep_tempo(request, len(legal), started)
-        for index, candidate in enumerate(legal):
-            if type(candidate) is type(action) and candidate == action:
-                return bot_pb2.DecideResponse(index=index)
-        try:  # not legal: answer it anyway, the referee rules on it (INVALID) and says why
-            return bot_pb2.DecideResponse(action=convert.action_to_proto(action))
-        except ProtocolError:
-            shown = repr(action)[:80]
-            context.abort(
-                grpc.StatusCode.INTERNAL, f"{self._bot.name}: decide returned {shown}, not an action"
-            )
-
-    def _keep_tempo(self, request: bot_pb2.DecideRequest, legal: int, started: float) -> None:
-        """Notes a chosen decision's duration; holds a forced one's answer (outside the bot's lock,
-        so the bot's other seats go on) until a chosen decision's time has passed."""
-        if not getattr(self._bot, "pad_forced", True):
-            return
-        key = (request.game, request.kind)
-        elapsed = time.perf_counter() - started
-        pace = self.paces.get(request.match_id, request.seat)
-        hold = 0.0
-        if legal > 1:
-            self.tempo.chosen(key, elapsed)
-        else:
-            time_left = request.decision_time_ms / 1000 if request.decision_time_ms > 0 else None
-            hold = self.tempo.hold(key, elapsed, time_left)
-            if pace is not None:
-                hold = min(hold, pace.allowed_hold(elapsed))
-            if hold > 0:
-                time.sleep(hold)
-        if pace is not None:
-            pace.record(elapsed + hold)
+            yield _or_abort(context, seat.answer, request)
 
     def StartMatch(
         self, request: bot_pb2.StartMatchRequest, context: grpc.ServicerContext
     ) -> bot_pb2.StartMatchResponse:
-        start = convert.match_start_from_request(request)
-        if start.time_control is not None:
-            self.paces.start(start.match_id, start.seat, start.time_control.seat_budget)
-        _, failure = self._call(self._bot.start_match, start)
-        if failure:
-            context.abort(grpc.StatusCode.INTERNAL, failure)
-        return bot_pb2.StartMatchResponse()
+        return _or_abort(context, self.answers.started, request)
 
     def EndMatch(
         self, request: bot_pb2.EndMatchRequest, context: grpc.ServicerContext
     ) -> bot_pb2.EndMatchResponse:
-        try:
-            end = convert.match_end_from_request(request)
-        except ProtocolError as error:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        self.paces.end(end.match_id)
-        _, failure = self._call(self._bot.end_match, end)
-        if failure:
-            context.abort(grpc.StatusCode.INTERNAL, failure)
-        return bot_pb2.EndMatchResponse()
+        return _or_abort(context, self.answers.ended, request)
 
-    def _call(self, method: Callable[..., Any], *args: Any) -> tuple[Any, str]:
-        """The method's result and "" or, when it raised, None and a one-line reason.
 
-        The traceback goes to stderr for the bot's author; the referee gets the one line.
-        """
-        try:
-            with self._lock:
-                return method(*args), ""
-        except Exception as error:
-            traceback.print_exc(file=sys.stderr)
-            name = getattr(method, "__name__", "bot")
-            return None, f"{self._bot.name}: {name} raised {type(error).__name__}: {error}".splitlines()[0]
+Answer = TypeVar("Answer")
+
+
+def _or_abort(context: grpc.ServicerContext, answer: Callable[..., Answer], *args: Any) -> Answer:
+    """`answer(*args)`, or the call ended with the status and reason of its SeatFailure."""
+    try:
+        return answer(*args)
+    except SeatFailure as failure:
+        context.abort(failure.code, failure.reason)
 
 
 def create_server(bot: Bot, address: str, *, tempo: ForcedTempo | None = None) -> tuple[grpc.Server, str]:

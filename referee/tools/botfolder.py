@@ -561,16 +561,21 @@ def launch_bot(
     address: str | None = None,
     sandbox: Sandbox | None = None,
     env: Mapping[str, str] | None = None,
+    show_output: bool = False,
 ) -> RunningBot:
     """`start_bot` without the wait: builds, starts the process and returns at once, so several
     bots can start together and be waited for at the same time (`RunningBot.wait_until_healthy`).
     Call it on a thread that outlives the bot: a sandboxed bot dies with the thread that started it
     (bubblewrap's --die-with-parent follows the parent thread). The bot's environment is
     `bot_environment()` bare, or the sandbox's own few variables, plus its address and `env`: the
-    variables a caller passes on purpose (`septet check --env NAME=VALUE`)."""
+    variables a caller passes on purpose (`septet check --env NAME=VALUE`). `show_output` (bare
+    only): the bot writes to this process's stdout and stderr, the author's terminal, rather than
+    to its log (`septet bot connect`, which runs the author's own bot for as long as it plays)."""
     manifest = folder if isinstance(folder, Manifest) else load_manifest(folder)
     if sandbox is not None and address is not None:
         raise ValueError("a sandboxed bot has no network: it serves on its private unix socket")
+    if sandbox is not None and show_output:
+        raise ValueError("a sandboxed bot's output goes to its log only")
     build(manifest, sandbox=sandbox)
     scratch = _scratch_folder(f"septet-{manifest.name}-")
     if sandbox is None:
@@ -588,8 +593,9 @@ def launch_bot(
     bot_env = {**(env or {}), "SEPTET_BOT_ADDRESS": address, "PYTHONUNBUFFERED": "1"}
     if sandbox is None:
         return _spawn(
-            manifest, command, address, log_path, scratch, env=_process_env(bot_env, sandboxed=False)
-        )
+            manifest, command, address, log_path, scratch,
+            env=_process_env(bot_env, sandboxed=False), show_output=show_output,
+        )  # fmt: skip
     info_read, info_write = _info_pipe()
     try:
         prepared = sandbox.prepare(command, folder=manifest.folder, env=bot_env, info_fd=info_write)
@@ -652,14 +658,15 @@ def _spawn(
     env: dict[str, str],
     pass_fds: tuple[int, ...] = (),
     sandboxed: bool = False,
+    show_output: bool = False,
 ) -> RunningBot:
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [*command] if sandboxed else [*lifeline(), *command],
             cwd=manifest.folder,
             stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            stdout=None if show_output else log,
+            stderr=None if show_output else subprocess.STDOUT,
             start_new_session=True,
             env=env,
             pass_fds=pass_fds,

@@ -46,7 +46,7 @@ from referee.engine.games import all_games, get_game
 from referee.engine.games.base import Game, GameError
 from referee.engine.match import MatchResult, TimeControl, new_match_id, play_match
 from referee.engine.players import BUILTIN_PLAYERS
-from referee.tools import arena_cli, compare, local_runs
+from referee.tools import arena_cli, bot_connect, compare, local_runs
 from referee.tools.botfolder import (
     BotFolderError,
     build,
@@ -173,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     view.add_argument("--no-open", action="store_true", help="write the page, do not open a browser")
 
-    bot = commands.add_parser("bot", help="run a bot folder")
+    bot = commands.add_parser("bot", help="run a bot folder, or connect a bot to the Arena")
     bot_commands = bot.add_subparsers(dest="bot_command", metavar="ACTION", required=True)
     serve = bot_commands.add_parser(
         "serve",
@@ -188,6 +188,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--address", default="127.0.0.1:50052", metavar="ADDR", help="default: 127.0.0.1:50052"
     )
+    bot_connect.add_parser(bot_commands)
 
     check = commands.add_parser(
         "check",
@@ -279,6 +280,8 @@ def _run(args: argparse.Namespace) -> int:
             return _replay_view(args.file, args.out, not args.no_open)
         if args.command == "replay":
             return _replay_verify(args.files, out)
+        if args.command == "bot" and args.bot_command == "connect":
+            return bot_connect.run(args)
         if args.command == "bot":
             return _bot_serve(args.folder, args.address, out)
         if args.command == "check":

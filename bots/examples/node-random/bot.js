@@ -6,6 +6,10 @@
 //
 //   node bot.js --address localhost:50061        (or unix:/path/to/bot.sock)
 //   node bot.js --address localhost:50061 --seed 7
+//   SEPTET_TOKEN=sep_... node bot.js --connect arena.example.org:50051
+//
+// With --connect it serves nothing: it dials out to the Arena and plays its seats from this machine
+// (a self-hosted bot, see connect.js), answering them as it answers `Play`.
 //
 // The wire contract is read at run time from the repository's protos/ folder (the nearest one
 // above this file: three levels up in bots/examples/), or from the folder named by SEPTET_PROTOS.
@@ -17,13 +21,17 @@ const { parseArgs } = require('node:util');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const { HealthImplementation } = require('grpc-health-check');
+const { connectToArena } = require('./connect');
 const { chooseIndex, seededRandom } = require('./policy');
 
 const NAME = 'node-random';
 const BOT_SERVICE = 'septet.v1.Bot';
 const PROTO_FILE = path.join('septet', 'v1', 'bot.proto');
+const ARENA_PROTO_FILE = path.join('septet', 'v1', 'arena.proto'); // imports bot.proto
 const SHUTDOWN_GRACE_MS = 2000;
-const USAGE = 'usage: node bot.js --address ADDRESS [--seed N], ADDRESS is host:port or unix:/path';
+const USAGE =
+  'usage: node bot.js --address ADDRESS [--seed N], ADDRESS is host:port or unix:/path; ' +
+  'or node bot.js --connect HOST:PORT [--seed N] with SEPTET_TOKEN set (a self-hosted bot)';
 
 /** Prints one line about a mistake of the caller and exits 2, like the septet CLI. */
 function fail(message) {
@@ -37,7 +45,12 @@ function readOptions(argv) {
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { address: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean' } },
+      options: {
+        address: { type: 'string' },
+        connect: { type: 'string' },
+        seed: { type: 'string' },
+        help: { type: 'boolean' },
+      },
     }));
   } catch (error) {
     fail(`${error.message} (${USAGE})`);
@@ -46,8 +59,12 @@ function readOptions(argv) {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
+  const connect = values.connect;
+  if (connect !== undefined && !/^[^\s]+:\d+$/.test(connect)) {
+    fail(`--connect takes the Arena's HOST:PORT, not ${JSON.stringify(connect)}`);
+  }
   const address = values.address || process.env.SEPTET_BOT_ADDRESS;
-  if (!address) fail(`no address to serve on (${USAGE})`);
+  if (!address && connect === undefined) fail(`no address to serve on (${USAGE})`);
   const seedText = values.seed ?? process.env.SEPTET_SEED;
   let seed = null;
   if (seedText !== undefined && seedText !== '') {
@@ -56,7 +73,7 @@ function readOptions(argv) {
     }
     seed = Number(seedText);
   }
-  return { address, seed };
+  return { address, connect, seed };
 }
 
 /** The nearest protos/ folder above `start`: the repository's (bots/examples/x -> ../../..). */
@@ -68,8 +85,11 @@ function findProtos(start) {
   }
 }
 
-/** The `septet.v1` package, loaded from the .proto files (SEPTET_PROTOS or the repository's). */
-function loadProtocol() {
+/**
+ * The `septet.v1` package, loaded from `file` (bot.proto; arena.proto, which imports it, for the
+ * connect mode) in the protos folder (SEPTET_PROTOS or the repository's).
+ */
+function loadProtocol(file = PROTO_FILE) {
   const override = process.env.SEPTET_PROTOS;
   const protos = override ? path.resolve(override) : findProtos(__dirname);
   if (protos === null) {
@@ -78,7 +98,7 @@ function loadProtocol() {
   if (!fs.existsSync(path.join(protos, PROTO_FILE))) {
     fail(`cannot find ${PROTO_FILE} under ${protos} (set SEPTET_PROTOS to the protos folder)`);
   }
-  const definition = protoLoader.loadSync(PROTO_FILE, {
+  const definition = protoLoader.loadSync(file, {
     includeDirs: [protos],
     longs: Number, // int64 game options are small numbers
     enums: String, // kind: "DECISION_KIND_BID", ...
@@ -175,6 +195,56 @@ function botHandlers(random) {
   };
 }
 
+/**
+ * A connected bot's answers: each seat handle is what one `Play` stream is to a served bot, its
+ * information state kept by handle from its `start` to its `end`. An answer that cannot be made
+ * is empty (the server does not take it: the seat forfeits, as on a stream ended with an error).
+ */
+function seatAnswers(random) {
+  const seats = new Map();
+  return (handle, request) => {
+    if (request.message === 'start') {
+      seats.set(handle, { info: null });
+      return { started: {} };
+    }
+    if (request.message === 'end') {
+      seats.delete(handle);
+      return { ended: {} };
+    }
+    if (request.message === 'decide') {
+      if (!seats.has(handle)) seats.set(handle, { info: null });
+      try {
+        const whole = mergeIntoStream(request.decide, seats.get(handle));
+        return { decision: { index: chooseIndex(whole, random) } };
+      } catch (error) {
+        process.stderr.write(`${NAME}: seat ${handle}: ${error.message}; the seat forfeits\n`);
+        return {};
+      }
+    }
+    return {};
+  };
+}
+
+/** Connect mode: plays seats over one connection to the Arena until SIGTERM or SIGINT. */
+function connectMain(server, random) {
+  const token = process.env.SEPTET_TOKEN;
+  if (!token) fail('--connect needs the token made for this bot in SEPTET_TOKEN');
+  const septet = loadProtocol(ARENA_PROTO_FILE);
+  const say = (line) => process.stderr.write(`${NAME}: ${line}\n`);
+  const exit = (code, line) => {
+    say(line);
+    process.exit(code);
+  };
+  const answer = seatAnswers(random);
+  const connection = connectToArena({ Arena: septet.Arena, server, token, answer, say, exit });
+  const stop = (signal) => {
+    connection.stop();
+    exit(0, `stopped (${signal})`);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
 /** The address as it was bound: a TCP port of 0 becomes the port the system picked. */
 function boundAddress(address, port) {
   if (address.startsWith('unix:') || port <= 0) return address;
@@ -182,9 +252,13 @@ function boundAddress(address, port) {
 }
 
 function main() {
-  const { address, seed } = readOptions(process.argv.slice(2));
-  const septet = loadProtocol();
+  const { address, connect, seed } = readOptions(process.argv.slice(2));
   const random = seed === null ? Math.random : seededRandom(seed);
+  if (connect !== undefined) {
+    connectMain(connect, random);
+    return;
+  }
+  const septet = loadProtocol();
   const health = new HealthImplementation({ '': 'NOT_SERVING', [BOT_SERVICE]: 'NOT_SERVING' });
   const server = new grpc.Server();
   server.addService(septet.Bot.service, botHandlers(random));

@@ -19,7 +19,8 @@ state: the fields that changed since the stream's last request (`DecideRequest.c
 the round's finished tricks (Black Sevens: finished hands) only those not carried yet after the
 `kept_tricks` it left out. The referee keeps a `SeatSent` per seat (which also encodes each finished
 trick once per match, for unary requests too); the bot side's `StreamState` merges each request back
-into the whole state, so `info_from_request` gives the same dataclass either way.
+into the whole state, so `info_from_request` gives the same dataclass either way (and `whole_request`
+the unary request of the same decision, for a bridge to a bot that has no `Play`).
 """
 
 from __future__ import annotations
@@ -368,6 +369,30 @@ def info_from_request(request: bot_pb2.DecideRequest, state: StreamState | None 
     in `changed`, the first `kept_tricks` finished tricks) and keeps the result for the next one; a
     unary request must be whole.
     """
+    which, message = _carried(request, state)
+    wire = _WIRES[which]
+    finished = tuple(map(_FINISHED_ITEM[which], getattr(message, wire.finished_field)))
+    decoded: InfoState = _DECODERS[which](message, finished)
+    return decoded
+
+
+def whole_request(request: bot_pb2.DecideRequest, state: StreamState) -> bot_pb2.DecideRequest:
+    """A `Play` stream's `decide` as the unary `Decide` of the same decision: `state` (the stream's)
+    merged in, `changed` and `kept_tricks` cleared. What a bridge to a bot of unary calls sends it:
+    the same request the referee would have sent that bot, without decoding the state to the engine's
+    values and back."""
+    which, message = _carried(request, state)
+    whole = bot_pb2.DecideRequest()
+    whole.CopyFrom(request)
+    whole.ClearField("changed")
+    whole.ClearField("kept_tricks")
+    getattr(whole, which).CopyFrom(message)
+    return whole
+
+
+def _carried(request: bot_pb2.DecideRequest, state: StreamState | None) -> tuple[str, Any]:
+    """The request's information state field and its whole message (merged into `state` on a
+    stream); ProtocolError for a request that does not fit its game or its stream."""
     which = request.WhichOneof("info_state")
     if which is None:
         raise ProtocolError(f"the {request.game or 'unnamed'} request holds no information state")
@@ -376,13 +401,10 @@ def info_from_request(request: bot_pb2.DecideRequest, state: StreamState | None 
         raise ProtocolError(f"a {request.game} request carries `{expected}`, not `{which}`")
     message = getattr(request, which)
     if state is not None:
-        message = _merged(state, which, request, message)
-    elif request.changed or request.kept_tricks:
+        return which, _merged(state, which, request, message)
+    if request.changed or request.kept_tricks:
         raise ProtocolError("`changed` and `kept_tricks` are for a Play stream; a Decide request is whole")
-    wire = _WIRES[which]
-    finished = tuple(map(_FINISHED_ITEM[which], getattr(message, wire.finished_field)))
-    decoded: InfoState = _DECODERS[which](message, finished)
-    return decoded
+    return which, message
 
 
 def _merged(state: StreamState, which: str, request: bot_pb2.DecideRequest, message: Any) -> Any:
