@@ -14,7 +14,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,12 @@ class Started:
     arena: str
     data: Path
     log: Path
-    children: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def children(self) -> dict[str, int]:
+        """Each child's pid now, by name: the last `started` line of each (a child that died and
+        was restarted, by a test that kills one on purpose, say, is named with its new pid)."""
+        return {name: int(pid) for name, pid in STARTED.findall(self.said())}
 
     def said(self) -> str:
         return self.log.read_text(errors="replace")
@@ -62,7 +67,6 @@ class Started:
         while time.monotonic() < deadline:
             found = pattern.search(self.said())
             if found:
-                self.children = {name: int(pid) for name, pid in STARTED.findall(self.said())}
                 return found
             exited = self.process.poll()
             assert exited is None, f"the command exited ({exited}):\n{self.said()}"
