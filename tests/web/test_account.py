@@ -341,7 +341,7 @@ def test_registering_a_self_hosted_bot_shows_its_connect_token_once(client: Clie
     token = ApiToken.objects.get(user=site.alice, bot=bot)
     assert api_token_authenticate(token=plaintext) == site.alice and token.bot_id == bot.pk
     again = _text(client.get("/account/tokens/"))
-    assert plaintext not in again and "only connects alices-gpu" in again
+    assert plaintext not in again and "connect alices-gpu" in again and "connect only" in again
     bot_page = _text(client.get("/bots/alices-gpu/"))
     assert "self-hosted" in bot_page and "Not connected now" in bot_page
     # Another token for the same bot (a second machine); none for someone else's bot.
