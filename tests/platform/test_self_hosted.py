@@ -51,16 +51,16 @@ def test_a_relayed_request_takes_one_answer_and_only_from_its_own_bot(live_redis
     worker.start()
     handle = bot_relay.next_handle(7, timeout=5.0)
     assert handle == stream.handle
-    assert bot_relay.outstanding_request(7, handle) == (1, b"start")
+    assert bot_relay.outstanding_requests(7).get(handle) == (1, b"start")
     # Tried: another bot answering this seat, an unknown handle, then the right answer twice.
     assert relay_answer(bot_id=8, handle=handle, answer=STARTED) is AnswerRefusal.NOT_YOURS
     assert relay_answer(bot_id=7, handle="no-such-seat", answer=STARTED) is AnswerRefusal.NOT_YOURS
-    assert bot_relay.outstanding_request(7, handle) == (1, b"start"), "a refusal changed nothing"
+    assert bot_relay.outstanding_requests(7).get(handle) == (1, b"start"), "a refusal changed nothing"
     assert relay_answer(bot_id=7, handle=handle, answer=STARTED) is None
     assert relay_answer(bot_id=7, handle=handle, answer=STARTED) is AnswerRefusal.NOT_DUE
     worker.join(timeout=5.0)
     assert answered == [STARTED]
-    assert bot_relay.outstanding_request(7, handle) is None
+    assert bot_relay.outstanding_requests(7).get(handle) is None
 
 
 def test_a_seat_that_is_not_answered_in_time_times_out_and_a_late_answer_is_refused(
@@ -217,7 +217,7 @@ def test_a_connected_bot_answers_its_seats_and_refusals_change_nothing(
     assert refused.seat == "someone-elses-seat" and "no seat of this bot" in refused.reason
     client._requests.put(arena_pb2.ConnectRequest(seat=stream.handle))
     assert "needs a seat handle and an answer" in client.next().refused.reason
-    assert bot_relay.outstanding_request(bot.pk, stream.handle) is not None, "still waiting"
+    assert bot_relay.outstanding_requests(bot.pk).get(stream.handle) is not None, "still waiting"
     client.send(stream.handle, bot_pb2.PlayResponse(started=bot_pb2.StartMatchResponse()))
     assert bot_pb2.PlayResponse.FromString(answer()).WhichOneof("message") == "started"
     client.send(stream.handle, bot_pb2.PlayResponse(started=bot_pb2.StartMatchResponse()))

@@ -211,14 +211,6 @@ def relay_answer(
     return AnswerRefusal.NOT_YOURS if outcome == "not-yours" else AnswerRefusal.NOT_DUE
 
 
-def outstanding_request(
-    bot_id: int, handle: str, *, client: redis.Redis | None = None
-) -> tuple[int, bytes] | None:
-    """The request waiting on seat `handle` of this bot, with its sequence number; None if none."""
-    value = (client or live_redis()).hget(BotRelayKeys(bot_id).outstanding, handle)
-    return None if value is None else decode_request(value)
-
-
 def outstanding_requests(bot_id: int, *, client: redis.Redis | None = None) -> dict[str, tuple[int, bytes]]:
     """Every request of this bot still waiting for an answer, by handle (sent again on reconnect)."""
     found = (client or live_redis()).hgetall(BotRelayKeys(bot_id).outstanding)
