@@ -14,8 +14,9 @@ if [ ! -x .venv/bin/python ]; then
     "$python_bin" -m venv .venv
 fi
 stamp=".venv/.septet-installed"
-# The extras the tests need: dev (test and lint tools) and pettingzoo (referee.pettingzoo's tests).
-extras="dev,pettingzoo"
+# The extras the tests need: dev (test and lint tools), pettingzoo and openspiel (the tests of
+# referee.pettingzoo and referee.openspiel).
+extras="dev,pettingzoo,openspiel"
 wanted="$({ cat pyproject.toml; echo "$extras"; } | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
     echo "==> installing Septet and its pinned dependencies into .venv"

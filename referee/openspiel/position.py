@@ -1,0 +1,123 @@
+"""`Table` and `Position`: the facts of one loaded game, and one point of a playthrough.
+
+A `Position` wraps an engine state, which is a value (`apply` returns a new one and never changes
+its argument), plus the draws made so far of a deal in progress. It is never changed once made:
+an action makes a new one. So an OpenSpiel state holds a reference to one, and a clone shares it
+(`__deepcopy__` returns the position itself): cloning costs what OpenSpiel's own bookkeeping
+costs, not a copy of the game. What a position works out on demand (legal actions, the mover's
+information state) it keeps, which clones then share too: it is the same for every copy.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from referee.engine.games import get_game
+from referee.engine.games.base import CHANCE, Action, Decision, Game, Result
+from referee.openspiel.chance import DealPlan, plan_deal
+from referee.pettingzoo.encoding import Encoding, encoding_for
+
+RETURNS = ("ranks", "scores")
+"""What `returns()` pays: "ranks" (+1 for rank 1 down to -1 for the last, evenly spaced, as the
+PettingZoo environment's rank reward) or "scores" (the final scores, negated where lower is
+better, so more is always better)."""
+SCORE_BOUND = 100_000.0
+"""Bound of every final score (the PettingZoo encoding's): OpenSpiel's utility range in "scores"."""
+
+
+class Table:
+    """One game id at one seat count with its options: the engine game, its encoding, returns."""
+
+    def __init__(
+        self, game_id: str, num_players: int, options: tuple[tuple[str, Any], ...], returns: str
+    ) -> None:
+        self.game: Game = get_game(game_id)
+        self.num_players = num_players
+        self.options = dict(options)
+        self.returns = returns
+        self.encoding: Encoding = encoding_for(self.game, num_players)
+        self.key = (game_id, num_players, options, returns)
+        self.initial = Position(self, self.game.start(num_players, self.options))
+        """The game before its first deal: every new state starts from this one position (and
+        OpenSpiel clones a state by making a new one, then copying the position in)."""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its key (a serialized state names its table, never copies it)."""
+        return table_of, self.key
+
+    def payoffs(self, result: Result) -> list[float]:
+        """Every player's return from a finished game (an aborted one pays 0 to all)."""
+        n = self.num_players
+        if self.returns == "scores":
+            sign = 1.0 if self.game.higher_is_better else -1.0
+            return [sign * result.scores[seat] for seat in range(n)]
+        if result.ranks is None:
+            return [0.0] * n
+        return [1.0 - 2.0 * (result.ranks[seat] - 1) / (n - 1) for seat in range(n)]
+
+    def utility_bounds(self) -> tuple[float, float]:
+        return (-SCORE_BOUND, SCORE_BOUND) if self.returns == "scores" else (-1.0, 1.0)
+
+
+@cache
+def table_of(game_id: str, num_players: int, options: tuple[tuple[str, Any], ...], returns: str) -> Table:
+    """The one `Table` of these facts (states of one loaded game share it)."""
+    return Table(game_id, num_players, options, returns)
+
+
+class Position:
+    """An engine state, or a deal in progress: the engine state before it and the draws so far."""
+
+    __slots__ = ("_info", "_legal", "decision", "drawn", "engine", "plan", "table")
+
+    def __init__(
+        self, table: Table, engine: Any, plan: DealPlan | None = None, drawn: tuple[int, ...] = ()
+    ) -> None:
+        self.table = table
+        self.engine = engine
+        self.drawn = drawn
+        self.decision: Decision | None = table.game.to_move(engine)
+        if plan is None and self.decision is not None and self.decision.is_chance:
+            plan = plan_deal(table.game, engine)
+        self.plan = plan
+        self._legal: dict[int, Action] | None = None
+        self._info: Any = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Position:
+        return self  # never changed once made: a clone may share it
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return Position, (self.table, self.engine, self.plan, self.drawn)
+
+    @property
+    def mover(self) -> int:
+        """The seat asked next (the first of Oh 7?'s simultaneous bettors); -1 at chance or the end."""
+        decision = self.decision
+        return decision.seats[0] if decision is not None and decision.seats else -1
+
+    def information_state(self, seat: int) -> Any:
+        if seat == self.mover:
+            if self._info is None:
+                self._info = self.table.game.information_state(self.engine, seat)
+            return self._info
+        return self.table.game.information_state(self.engine, seat)
+
+    def legal(self) -> dict[int, Action]:
+        """The mover's legal actions by action id (the PettingZoo encoding's numbering)."""
+        if self._legal is None:
+            seat, game = self.mover, self.table.game
+            info, action_id = self.information_state(seat), self.table.encoding.action_id
+            legal = game.legal_actions(self.engine, seat)
+            self._legal = {action_id(info, action): action for action in legal}
+        return self._legal
+
+    def after(self, action: int) -> Position:
+        """The position after an action id (a player's) or an outcome id (chance's)."""
+        table, plan = self.table, self.plan
+        if plan is not None:
+            drawn = (*self.drawn, action)
+            if len(drawn) < plan.length:
+                return Position(table, self.engine, plan, drawn)
+            return Position(table, table.game.apply(self.engine, CHANCE, plan.outcome(drawn)))
+        return Position(table, table.game.apply(self.engine, self.mover, self.legal()[action]))
