@@ -131,11 +131,18 @@ def add_parsers(commands: Any, replay_commands: Any) -> None:
         parents=[connection, as_json],
         help="show a game's ladder standings (or every ladder's leaders)",
         description="Without GAME, every ladder with its leaders; with GAME, its time control and "
-        "whole standings, best first (bots that have played no rated game yet last).",
-        epilog="examples:\n  septet ladder\n  septet ladder oh-hell\n\n" + EXIT_CODES_HELP,
+        "whole standings, best first (bots that have played no rated game yet last). Each game has "
+        "a sandboxed ladder and an open one, where self-hosted bots play (--open).",
+        epilog="examples:\n  septet ladder\n  septet ladder oh-hell\n  septet ladder oh-hell --open\n\n"
+        + EXIT_CODES_HELP,
         formatter_class=raw,
     )
     ladder.add_argument("game", nargs="?", metavar="GAME")
+    ladder.add_argument(
+        "--open",
+        action="store_true",
+        help="the game's open ladder (self-hosted bots, house bots and the sandboxed bots entered)",
+    )
 
     bots = commands.add_parser(
         "bots",
@@ -440,13 +447,14 @@ def _bots(client: _Client, args: argparse.Namespace, out: Console) -> int:
 def _ladder(client: _Client, args: argparse.Namespace, out: Console) -> int:
     if args.game is None:
         return _ladders_overview(client, args, out)
-    response: pb.GetLadderResponse = client.call("GetLadder", pb.GetLadderRequest(game=args.game))
+    pool = "open" if args.open else "sandboxed"
+    response: pb.GetLadderResponse = client.call("GetLadder", pb.GetLadderRequest(game=args.game, pool=pool))
     if args.json:
         print(json.dumps(_as_dict(response), indent=2))
         return 0
     ladder = response.ladder
     out.print(
-        f"[bold]{ladder.game}[/] ladder: {_players(ladder)} players, "
+        f"[bold]{_ladder_label(ladder)}[/] ladder: {_players(ladder)} players, "
         f"{ladder.decision_seconds:g} s per decision + {ladder.bank_seconds:g} s bank"
         + ("" if ladder.active else " (inactive: no new matches)")
     )
@@ -480,12 +488,17 @@ def _ladders_overview(client: _Client, args: argparse.Namespace, out: Console) -
     the time controls are), and how to see one ladder whole."""
     ladders = list(client.call("ListLadders", pb.ListLaddersRequest()).ladders)
     standings = {
-        ladder.game: list(client.call("GetLadder", pb.GetLadderRequest(game=ladder.game)).standings)
+        _ladder_label(ladder): list(
+            client.call("GetLadder", pb.GetLadderRequest(game=ladder.game, pool=ladder.pool)).standings
+        )
         for ladder in ladders
     }
     if args.json:
         listed = [
-            {**_as_dict(ladder), "leaders": [_as_dict(row) for row in standings[ladder.game][:LEADERS_SHOWN]]}
+            {
+                **_as_dict(ladder),
+                "leaders": [_as_dict(row) for row in standings[_ladder_label(ladder)][:LEADERS_SHOWN]],
+            }
             for ladder in ladders
         ]
         print(json.dumps(listed, indent=2))
@@ -495,8 +508,8 @@ def _ladders_overview(client: _Client, args: argparse.Namespace, out: Console) -
         return 0
     table = _table("game", "players", "#", "bot", "rating", "games", "bots")
     for ladder in ladders:
-        rows = standings[ladder.game]
-        game = ladder.game + ("" if ladder.active else " (inactive)")
+        rows = standings[_ladder_label(ladder)]
+        game = _ladder_label(ladder) + ("" if ladder.active else " (inactive)")
         if not rows:
             table.add_row(game, _players(ladder), "-", "no rated bots yet", "", "", "0")
             continue
@@ -513,10 +526,16 @@ def _ladders_overview(client: _Client, args: argparse.Namespace, out: Console) -
             )
     out.print(table)
     out.print(
-        f"the top {LEADERS_SHOWN} of each ladder; one in full, with its time control: septet ladder GAME",
+        f"the top {LEADERS_SHOWN} of each ladder; one in full, with its time control: "
+        "septet ladder GAME [--open]",
         markup=False,
     )
     return 0
+
+
+def _ladder_label(ladder: pb.Ladder) -> str:
+    """The game id, with "(open)" for its open ladder (as the site names them)."""
+    return f"{ladder.game} (open)" if ladder.pool == "open" else ladder.game
 
 
 def _players(ladder: pb.Ladder) -> str:

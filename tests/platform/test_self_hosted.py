@@ -10,7 +10,6 @@ worker takes the right answer afterwards.
 from __future__ import annotations
 
 import json
-import queue
 import random
 import threading
 import time
@@ -23,6 +22,7 @@ import redis
 from bot_versions import tar_folder, version_from_archive
 from django.contrib.auth.models import AbstractBaseUser
 from platform_support import EXAMPLES
+from self_hosted_support import BotClient, play_seats, wait_for
 
 from referee.botkit.protocol import arena_pb2, arena_pb2_grpc, bot_pb2
 from referee.engine.games import get_game
@@ -76,35 +76,6 @@ def test_a_seat_that_is_not_answered_in_time_times_out_and_a_late_answer_is_refu
 
 
 # The Arena's Connect stream (real gRPC, real Redis, the test database) ----------------------------
-
-
-class BotClient:
-    """A self-hosted bot's end of one Connect call, driven by the test."""
-
-    def __init__(self, channel: grpc.Channel, token: str) -> None:
-        self._requests: queue.Queue[arena_pb2.ConnectRequest | None] = queue.Queue()
-        stub = arena_pb2_grpc.ArenaStub(channel)
-        self.call = stub.Connect(
-            iter(self._requests.get, None), metadata=(("authorization", f"Bearer {token}"),)
-        )
-
-    def next(self) -> arena_pb2.ConnectResponse:
-        return next(self.call)
-
-    def send(self, seat: str, answer: bot_pb2.PlayResponse) -> None:
-        self._requests.put(arena_pb2.ConnectRequest(seat=seat, answer=answer))
-
-    def close(self) -> None:
-        self._requests.put(None)
-
-    def status(self) -> grpc.StatusCode:
-        """The code the call ended with (read to its end)."""
-        try:
-            for _ in self.call:
-                pass
-        except grpc.RpcError as error:
-            return error.code()  # type: ignore[no-any-return]
-        return grpc.StatusCode.OK
 
 
 @pytest.fixture
@@ -305,29 +276,6 @@ def test_a_self_hosted_bot_is_never_on_the_sandboxed_ladder_and_is_challenged_on
     client.close()
 
 
-def _play_seats(client: BotClient, stop: threading.Event, answered: list[str]) -> None:
-    """The self-hosted bot: answers every request of every seat it is given (the first legal
-    action), until `stop` is set (then it goes silent, as a machine that died would)."""
-    while not stop.is_set():
-        try:
-            message = client.next()
-        except (grpc.RpcError, StopIteration):
-            return
-        if stop.is_set():
-            return
-        if not message.HasField("request"):
-            continue
-        request = message.request.request
-        kind = request.WhichOneof("message")
-        if kind == "start":
-            client.send(message.request.seat, bot_pb2.PlayResponse(started=bot_pb2.StartMatchResponse()))
-        elif kind == "decide":
-            client.send(message.request.seat, bot_pb2.PlayResponse(decision=bot_pb2.DecideResponse(index=0)))
-        else:
-            client.send(message.request.seat, bot_pb2.PlayResponse(ended=bot_pb2.EndMatchResponse()))
-        answered.append(kind or "")
-
-
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("dies_after", [None, 6], ids=["plays-to-the-end", "dies-mid-match"])
 def test_a_challenge_with_a_self_hosted_seat_is_played_by_the_worker_and_a_silent_bot_forfeits_on_time(
@@ -347,11 +295,11 @@ def test_a_challenge_with_a_self_hosted_seat_is_played_by_the_worker_and_a_silen
     match = challenge.matches.order_by("pk").first()
     assert match is not None
     stop, answered = threading.Event(), []
-    player = threading.Thread(target=_play_seats, args=(client, stop, answered), daemon=True)
+    player = threading.Thread(target=play_seats, args=(client, stop, answered), daemon=True)
     player.start()
     if dies_after is not None:
         threading.Thread(
-            target=lambda: (_wait_for(lambda: len(answered) >= dies_after), stop.set()), daemon=True
+            target=lambda: (wait_for(lambda: len(answered) >= dies_after), stop.set()), daemon=True
         ).start()
     played = services.match_play(match_id=match.pk, worker="t")
     stop.set()
@@ -371,12 +319,6 @@ def test_a_challenge_with_a_self_hosted_seat_is_played_by_the_worker_and_a_silen
         assert mine.forfeit_status == "TIMEOUT", (mine.forfeit_status, mine.forfeit_reason)
     for name in ("greedy", "random"):
         assert not seats[name].forfeit_status, "the other seats' game went on unharmed"
-
-
-def _wait_for(condition: Callable[[], bool], seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 @pytest.mark.django_db(transaction=True)

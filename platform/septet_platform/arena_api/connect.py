@@ -14,6 +14,7 @@ and how fast it sends (a flood ends the session with RESOURCE_EXHAUSTED).
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import secrets
 import threading
@@ -23,10 +24,12 @@ from dataclasses import dataclass
 
 import grpc
 import redis
+from django.db import DatabaseError
 
 from referee.botkit.protocol import arena_pb2 as pb
 from referee.botkit.protocol import bot_pb2
-from septet_platform.bots.models import Bot
+from septet_platform.bots.models import Bot, ConnectionEvent
+from septet_platform.bots.self_hosted import connection_event_record
 from septet_platform.live import bot_relay
 
 INBOX_WAIT_SECONDS = 1.0
@@ -77,9 +80,12 @@ class ConnectSession:
         self._done = threading.Event()
         self._answer_ms: float | None = None
         """How long answers take from send to receive, smoothed (network and thinking)."""
+        self._ending: _End | None = None
+        """Why the session ended, for the owner's connection log (None: the call went away)."""
 
     def run(self, requests: Iterator[pb.ConnectRequest]) -> Iterator[pb.ConnectResponse]:
         bot_relay.connection_take(self.bot.pk, connection=self.connection, peer=self.context.peer())
+        self._log(ConnectionEvent.Kind.CONNECTED, f"from {self.context.peer()}")
         self.context.add_callback(self._done.set)
         try:
             yield pb.ConnectResponse(
@@ -95,6 +101,7 @@ class ConnectSession:
                 except queue.Empty:
                     continue
                 if isinstance(item, _End):
+                    self._ending = item
                     if item.code is not None:
                         self.context.abort(item.code, item.details)
                     return
@@ -102,6 +109,26 @@ class ConnectSession:
         finally:
             self._done.set()
             bot_relay.connection_drop(self.bot.pk, connection=self.connection)
+            self._log_end()
+
+    def _log_end(self) -> None:
+        """Records how the session ended in the owner's connection log."""
+        ending = self._ending
+        if ending is not None and ending.code == grpc.StatusCode.ABORTED:
+            self._log(ConnectionEvent.Kind.REPLACED, ending.details)
+        elif ending is not None and ending.code is not None:
+            self._log(ConnectionEvent.Kind.DISCONNECTED, f"{ending.code.name}: {ending.details}")
+        elif ending is not None:
+            self._log(ConnectionEvent.Kind.DISCONNECTED, "the bot closed its connection")
+        else:
+            self._log(
+                ConnectionEvent.Kind.DISCONNECTED, "the connection was lost (network, keepalive or client)"
+            )
+
+    def _log(self, kind: str, detail: str) -> None:
+        """A line of the connection log; a database that is away costs the log line, not the play."""
+        with contextlib.suppress(DatabaseError):
+            connection_event_record(bot_id=self.bot.pk, kind=kind, detail=detail)
 
     def _offer(self, handle: str, sequence: int, request: bytes) -> None:
         """Queues a request for the bot unless this connection sent it already."""

@@ -67,6 +67,7 @@ def _ladder(ladder: Ladder) -> pb.Ladder:
         active=ladder.active,
         seat_budget_seconds=ladder.seat_budget_seconds,
         max_match_seconds=ladder.max_match_seconds,
+        pool=ladder.pool,
     )
 
 
@@ -264,7 +265,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     def GetLadder(self, request: pb.GetLadderRequest, context: grpc.ServicerContext) -> pb.GetLadderResponse:
         try:
-            ladder = ladder_get(game=request.game)
+            ladder = ladder_get(game=request.game, pool=request.pool or Ladder.Pool.SANDBOXED)
         except Ladder.DoesNotExist as error:
             _not_found(context, error)
         standings = [

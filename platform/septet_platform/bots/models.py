@@ -20,6 +20,11 @@ class Bot(models.Model):
         help_text="plays from its owner's machine over the Arena's Connect stream, unsandboxed: "
         "never on the sandboxed ladders (docs/self-hosted.md)",
     )
+    open_ladders = models.BooleanField(
+        default=False,
+        help_text="a sandboxed bot its owner entered on the open ladders too, where self-hosted bots "
+        "play (its owner's switch; house bots are always there)",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -90,3 +95,26 @@ class BotVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bot.name} v{self.number}"
+
+
+class ConnectionEvent(models.Model):
+    """One change of a self-hosted bot's connection to the Arena (docs/self-hosted.md), kept for
+    its owner's log on the bot page: when it came, went or was replaced, and from where. The
+    Arena writes them; the bot's own messages never reach this table."""
+
+    class Kind(models.TextChoices):
+        CONNECTED = "connected"
+        DISCONNECTED = "disconnected"
+        REPLACED = "replaced"
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="connection_events")
+    kind = models.CharField(max_length=14, choices=Kind.choices)
+    detail = models.CharField(max_length=200, blank=True, help_text="the peer, or why it ended")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["bot", "-at"], name="connection_event_bot_at")]
+        ordering = ["-at"]
+
+    def __str__(self) -> str:
+        return f"{self.bot} {self.kind} at {self.at:%Y-%m-%d %H:%M:%S}"

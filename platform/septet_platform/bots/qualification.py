@@ -139,7 +139,9 @@ class QualificationProgress:
 def qualifying_game_ids(version: BotVersion) -> list[str]:
     """The games `version` qualifies on: those its manifest declares that have a ladder here."""
     declared = [game for game in version.manifest.get("games", []) if isinstance(game, str)]
-    laddered = set(Ladder.objects.filter(game__in=declared).values_list("game", flat=True))
+    laddered = set(
+        Ladder.objects.filter(game__in=declared, pool=Ladder.Pool.SANDBOXED).values_list("game", flat=True)
+    )
     return [game for game in declared if game in laddered]
 
 
@@ -242,7 +244,7 @@ def _qualifying_game(
 ) -> GameProblem | None:
     """Plays one game at a table like a rated one: a fresh process of the bot, a random seat, id
     and seed, the ladder's time control, house opponents; what went wrong, or None."""
-    ladder = Ladder.objects.get(game=game_id)
+    ladder = Ladder.objects.get(game=game_id, pool=Ladder.Pool.SANDBOXED)
     game = get_game(game_id)
     seed = secrets.randbits(SEED_BITS)
     match_id = new_match_id()

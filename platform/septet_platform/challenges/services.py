@@ -18,9 +18,10 @@ from septet_platform.accounts.limits import Limit
 from septet_platform.accounts.models import CountedAction
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.bots.selectors import unknown_bot_message
+from septet_platform.bots.self_hosted import daily_limit, daily_room
 from septet_platform.challenges.models import Challenge
 from septet_platform.ladders.models import Ladder
-from septet_platform.ladders.selectors import unknown_game_message
+from septet_platform.ladders.selectors import game_ladder, unknown_game_message
 from septet_platform.live.bot_relay import bot_connection
 from septet_platform.matches.models import Match, Seat
 from septet_platform.matches.tasks import match_run_task
@@ -71,7 +72,7 @@ def challenge_request(
     seated bot's owner turned challenges off; ChallengesExhausted past the requester's or a
     seated bot's hourly limits (requests, and matches: a request of N sets counts all its
     matches). A refused challenge creates, queues and counts nothing."""
-    ladder = Ladder.objects.filter(game=game).first()
+    ladder = game_ladder(game)
     if ladder is None:
         raise Ladder.DoesNotExist(unknown_game_message(game))
     if not ladder.min_players <= len(seats) <= ladder.max_players:
@@ -89,6 +90,7 @@ def challenge_request(
     with transaction.atomic():
         lock_counters(requester, targets)
         _challenge_limits_check(requester, targets, match_count)
+        self_hosted_daily_check([version.bot for version in versions], match_count)
         challenger = next(version for version in versions if version.bot.owner_id == requester.pk)
         challenge = Challenge.objects.create(
             requester=requester, ladder=ladder, challenger=challenger, sets=sets
@@ -251,6 +253,19 @@ def bot_challenges_check(bot: Bot) -> None:
             f"{bot.name} has been challenged {of_bot.count} times in the last hour; "
             f"try again in {of_bot.wait_minutes(str(bot.pk))} min"
         )
+
+
+def self_hosted_daily_check(bots: Sequence[Bot], match_count: int) -> None:
+    """ChallengesExhausted when a self-hosted bot among `bots` has no room for `match_count` more
+    matches in its rolling day (SEPTET_SELF_HOSTED_MATCHES_PER_DAY, as lichess caps a bot's
+    games): the centre relays its every decision."""
+    for bot in bots:
+        room = daily_room(bot)
+        if room < match_count:
+            raise ChallengesExhausted(
+                f"{bot.name} is a self-hosted bot and has played its {daily_limit()} matches of the "
+                f"last 24 hours (room for {room} more, this needs {match_count}); try again later"
+            )
 
 
 def _matches_room_check(limit: Limit, key: str, match_count: int, whose: str, hint: str) -> None:

@@ -35,9 +35,10 @@ from septet_platform.challenges.services import (
     challenges_of_bot,
     lock_counters,
     other_owners_bots,
+    self_hosted_daily_check,
 )
 from septet_platform.ladders.models import Ladder
-from septet_platform.ladders.selectors import unknown_game_message
+from septet_platform.ladders.selectors import game_ladder, unknown_game_message
 from septet_platform.matches.models import Match, Seat
 from septet_platform.matches.tasks import TABLE_QUEUE, match_run_task
 
@@ -85,7 +86,7 @@ def table_start(
     has no active version, another owner's bot in two seats, an unknown clock); ChallengeRefused
     for a bot whose owner turned challenges off; ChallengesExhausted past the requester's open or
     hourly tables, or a bot's challenges. A refused table creates, queues and counts nothing."""
-    ladder = Ladder.objects.filter(game=game).first()
+    ladder = game_ladder(game)
     if ladder is None:
         raise Ladder.DoesNotExist(unknown_game_message(game))
     if not ladder.min_players <= len(seats) <= ladder.max_players:
@@ -107,6 +108,7 @@ def table_start(
     with transaction.atomic():
         lock_counters(requester, targets)
         _limits_check(requester, targets)
+        self_hosted_daily_check([version.bot for version in versions.values()], 1)
         match = Match.objects.create(
             ladder=ladder, kind=Match.Kind.TABLE, rated=False, seed=secrets.randbits(SEED_BITS) or 1
         )

@@ -1,4 +1,5 @@
-"""A ladder per game id; a Rating per bot version per ladder, and every change to it."""
+"""Two ladders per game id (sandboxed and open); a Rating per bot version per ladder, and every
+change to it."""
 
 from __future__ import annotations
 
@@ -8,17 +9,40 @@ from referee.engine.match import TimeControl
 
 
 class Ladder(models.Model):
-    """The rated competition of one game id, with its table sizes and time control."""
+    """The rated competition of one game id in one pool, with its table sizes and time control.
 
-    game = models.CharField(max_length=40, unique=True)
+    The sandboxed pool rates only bots that play inside the platform's sandbox, so its results
+    are the bots' own. The open pool is where self-hosted bots play (docs/self-hosted.md): they
+    may use any hardware or help, so they meet only house bots, sandboxed bots whose owners
+    entered them, and each other, rated apart."""
+
+    class Pool(models.TextChoices):
+        SANDBOXED = "sandboxed"
+        OPEN = "open"
+
+    game = models.CharField(max_length=40)
+    pool = models.CharField(max_length=10, choices=Pool.choices, default=Pool.SANDBOXED)
     min_players = models.PositiveSmallIntegerField()
     max_players = models.PositiveSmallIntegerField()
     decision_seconds = models.FloatField(default=1.0)
     bank_seconds = models.FloatField(default=10.0)
     active = models.BooleanField(default=True)
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "pool"], name="one_ladder_per_game_and_pool")]
+
     def __str__(self) -> str:
-        return self.game
+        return self.label
+
+    @property
+    def is_open(self) -> bool:
+        """The open pool: self-hosted bots meet house bots and the sandboxed bots entered."""
+        return self.pool == self.Pool.OPEN
+
+    @property
+    def label(self) -> str:
+        """How pages and commands name it: the game id, with "(open)" for the open pool."""
+        return f"{self.game} (open)" if self.is_open else self.game
 
     @property
     def time_control(self) -> TimeControl:

@@ -17,21 +17,30 @@ from septet_platform.matches.models import Match
 
 
 def ladders_list() -> QuerySet[Ladder]:
-    """Every ladder, by game id."""
-    return Ladder.objects.order_by("game")
+    """Every ladder, by game id, the sandboxed one of a game before its open one."""
+    return Ladder.objects.order_by("game", "-pool")
 
 
-def ladder_get(*, game: str) -> Ladder:
-    """The ladder of `game`; raises Ladder.DoesNotExist saying so."""
-    ladder = Ladder.objects.filter(game=game).first()
+def ladder_get(*, game: str, pool: str = Ladder.Pool.SANDBOXED) -> Ladder:
+    """The ladder of `game` in `pool` (the sandboxed one unless asked); raises Ladder.DoesNotExist
+    saying so."""
+    if pool not in Ladder.Pool.values:
+        raise Ladder.DoesNotExist(f"no ladder pool {pool!r} (the pools: {', '.join(Ladder.Pool.values)})")
+    ladder = Ladder.objects.filter(game=game, pool=pool).first()
     if ladder is None:
-        raise Ladder.DoesNotExist(unknown_game_message(game))
+        raise Ladder.DoesNotExist(unknown_game_message(game, pool=pool))
     return ladder
 
 
-def unknown_game_message(game: str) -> str:
+def game_ladder(game: str) -> Ladder | None:
+    """The sandboxed ladder of `game`, or None: the ladder a game's unrated matches (challenges,
+    tables, qualification, tournaments) hang on for their table sizes and time control."""
+    return Ladder.objects.filter(game=game, pool=Ladder.Pool.SANDBOXED).first()
+
+
+def unknown_game_message(game: str, *, pool: str = Ladder.Pool.SANDBOXED) -> str:
     """Why `game` has no ladder: the closest game id, then every game id that has one."""
-    games = list(Ladder.objects.order_by("game").values_list("game", flat=True))
+    games = list(Ladder.objects.filter(pool=pool).order_by("game").values_list("game", flat=True))
     known = f" (the ladders: {', '.join(games)})" if games else " (this server has no ladder yet)"
     return f"no ladder for game {game!r}{did_you_mean(game, games)}{known}"
 

@@ -1,4 +1,5 @@
-"""Ladder writes: one ladder per game, ratings created and updated from finished matches.
+"""Ladder writes: two ladders per game (sandboxed and open), ratings created and updated from
+finished matches.
 
 Ratings change only in `ratings_apply` (rating_writer.py): under the ladder's row lock, in
 batches of every match of the ladder waiting to be rated, in order, each match once.
@@ -32,20 +33,23 @@ DEFAULT_BANK_SECONDS = 10.0
 
 
 def ladders_ensure() -> list[Ladder]:
-    """One Ladder per game id, created with the game's players range and the default time control;
-    ladders that exist are left as their organisers set them. Returns them in the games' order."""
+    """Two Ladders per game id, the sandboxed one and the open one (models.Ladder), created with
+    the game's players range and the default time control; ladders that exist are left as their
+    organisers set them. Returns them in the games' order, the sandboxed one of a game first."""
     ladders = []
     for game in all_games().values():
-        ladder, _ = Ladder.objects.get_or_create(
-            game=game.id,
-            defaults={
-                "min_players": game.players.start,
-                "max_players": game.players.stop - 1,
-                "decision_seconds": DEFAULT_DECISION_SECONDS,
-                "bank_seconds": DEFAULT_BANK_SECONDS,
-            },
-        )
-        ladders.append(ladder)
+        for pool in (Ladder.Pool.SANDBOXED, Ladder.Pool.OPEN):
+            ladder, _ = Ladder.objects.get_or_create(
+                game=game.id,
+                pool=pool,
+                defaults={
+                    "min_players": game.players.start,
+                    "max_players": game.players.stop - 1,
+                    "decision_seconds": DEFAULT_DECISION_SECONDS,
+                    "bank_seconds": DEFAULT_BANK_SECONDS,
+                },
+            )
+            ladders.append(ladder)
     return ladders
 
 

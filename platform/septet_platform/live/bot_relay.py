@@ -306,6 +306,17 @@ def bot_connection(bot_id: int, *, client: redis.Redis | None = None) -> BotConn
     )
 
 
+def bots_connected(bot_ids: list[int], *, client: redis.Redis | None = None) -> set[int]:
+    """Which of `bot_ids` have a live connection now: one round trip however many (matchmaking
+    asks for every self-hosted bot of a ladder at once)."""
+    if not bot_ids:
+        return set()
+    pipe = (client or live_redis()).pipeline(transaction=False)
+    for bot_id in bot_ids:
+        pipe.hexists(BotRelayKeys(bot_id).connection, "id")
+    return {bot_id for bot_id, present in zip(bot_ids, pipe.execute(), strict=True) if present}
+
+
 def next_handle(bot_id: int, *, timeout: float, client: redis.Redis | None = None) -> str | None:
     """The next seat handle whose request waits to be sent to the bot (None after `timeout`)."""
     popped = (client or live_redis()).blpop([BotRelayKeys(bot_id).inbox], timeout=timeout)

@@ -193,6 +193,10 @@ SEPTET_TABLES_PER_HOUR = int(os.environ.get("SEPTET_TABLES_PER_HOUR", "20"))
 """Tables one person may start in any rolling hour (septet_platform.challenges.tables)."""
 SEPTET_OPEN_TABLES_PER_USER = int(os.environ.get("SEPTET_OPEN_TABLES_PER_USER", "2"))
 """Tables one person may have open (scheduled or being played) at once."""
+SEPTET_SELF_HOSTED_MATCHES_PER_DAY = int(os.environ.get("SEPTET_SELF_HOSTED_MATCHES_PER_DAY", "1000"))
+"""Matches one self-hosted bot may be seated in over any rolling 24 hours, of every kind (ladder,
+challenge, table): the centre relays each of its decisions, so one bot cannot take it all
+(docs/self-hosted.md)."""
 SEPTET_LIVE_REDIS_URL = os.environ.get("SEPTET_LIVE_REDIS_URL", "")
 """The Redis of live streams and a person's answers (septet_platform.live); empty: REDIS_URL's."""
 SEPTET_LIVE_PREFIX = os.environ.get("SEPTET_LIVE_PREFIX", "septet:")

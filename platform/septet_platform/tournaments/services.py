@@ -21,6 +21,7 @@ from django.utils import timezone
 from referee.engine.games import all_games
 from septet_platform.bots.models import Bot, BotVersion
 from septet_platform.ladders.models import Ladder
+from septet_platform.ladders.selectors import game_ladder
 from septet_platform.ladders.services import ladders_ensure
 from septet_platform.matches.models import Match, Seat
 from septet_platform.tournaments import formats
@@ -210,7 +211,7 @@ def frozen_entrants(tournament: Tournament) -> list[Entrant]:
 
 
 def _ladder(game: str) -> Ladder:
-    ladder = Ladder.objects.filter(game=game).first()
+    ladder = game_ladder(game)
     return ladder if ladder is not None else next(each for each in ladders_ensure() if each.game == game)
 
 

@@ -22,7 +22,12 @@ from septet_platform.accounts.services import ApiTokenNotFound, api_token_create
 from septet_platform.bots.archives import DEFAULT_LIMITS, ArchiveRejected
 from septet_platform.bots.models import Bot
 from septet_platform.bots.quota import storage_use
-from septet_platform.bots.self_hosted import SelfHostedRefused, connect_token_create, self_hosted_bot_register
+from septet_platform.bots.self_hosted import (
+    SelfHostedRefused,
+    connect_token_create,
+    open_ladders_enter,
+    self_hosted_bot_register,
+)
 from septet_platform.bots.services import BotNameTaken
 from septet_platform.submissions import services as submission_services
 from septet_platform.web import selectors
@@ -133,6 +138,22 @@ def self_hosted_token(request: HttpRequest, name: str) -> HttpResponse:
         return redirect("web:tokens")
     request.session[NEW_TOKEN_SESSION_KEY] = {"name": token.name, "plaintext": plaintext, "bot": name}
     return redirect("web:tokens")
+
+
+@login_required
+@require_POST
+def open_ladders_switch(request: HttpRequest, name: str) -> HttpResponse:
+    """The owner's switch: enter their sandboxed bot `name` on the open ladders, or take it off."""
+    try:
+        bot = open_ladders_enter(
+            owner=request.user, bot_name=name, entered=request.POST.get("entered") == "1"
+        )
+    except SelfHostedRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        state = "plays on the open ladders too" if bot.open_ladders else "no longer plays on the open ladders"
+        messages.success(request, f"{bot.name} {state}.")
+    return redirect("web:my-bots")
 
 
 @login_required

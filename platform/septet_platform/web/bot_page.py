@@ -35,7 +35,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from referee.tools.stats import MeanInterval, mean_interval
-from septet_platform.bots.models import Bot, BotVersion
+from septet_platform.bots.models import Bot, BotVersion, ConnectionEvent
 from septet_platform.ladders import ratings
 from septet_platform.ladders.models import Ladder, Rating, RatingChange
 from septet_platform.matches.models import Match, Seat
@@ -46,6 +46,8 @@ from septet_platform.web.sql import document, fetch, literals, marks, moment, se
 
 RECENT_MATCHES = 20
 """The owner's forfeits the page lists."""
+CONNECTION_EVENTS_SHOWN = 30
+"""A self-hosted bot's connection log on its owner's page: this many of its newest events."""
 WAITING_SHOWN = 10
 """Beside its results, a bot page lists this many of its queued or running matches."""
 RECENT_DUPLICATE_SETS = 10
@@ -175,6 +177,8 @@ class LadderRating:
     high: int
     games: int
     chart: Chart | None
+    open: bool = False
+    """On the game's open ladder (with self-hosted bots), not its sandboxed one."""
 
 
 class ResultRow(NamedTuple):
@@ -269,6 +273,14 @@ class BotProfile:
     waiting_count: int
     owner_sees: bool
     forfeits: list[Seat] = field(default_factory=list)
+    connection_events: list[ConnectionEvent] = field(default_factory=list)
+    """A self-hosted bot's recent connections and disconnections (its owner's page only)."""
+
+    @property
+    def has_qualification_logs(self) -> bool:
+        """Whether any version left an error log for its owner to read."""
+        return any(version.error_log for version in self.versions)
+
     duplicate_sets: list[DuplicateSet] = field(default_factory=list)
     duplicate_summary: list[DuplicateSummary] = field(default_factory=list)
 
@@ -305,8 +317,16 @@ def bot_profile(
         waiting_count=waiting_count,
         owner_sees=owner_sees,
         forfeits=_forfeits(version_ids) if owner_sees else [],
+        connection_events=_connection_events(bot.id) if owner_sees and bot.self_hosted else [],
         duplicate_sets=sets[:RECENT_DUPLICATE_SETS],
         duplicate_summary=duplicate_summary(sets),
+    )
+
+
+def _connection_events(bot_id: int) -> list[ConnectionEvent]:
+    """A self-hosted bot's last CONNECTION_EVENTS_SHOWN connection changes, newest first."""
+    return list(
+        ConnectionEvent.objects.filter(bot_id=bot_id).order_by("-at", "-pk")[:CONNECTION_EVENTS_SHOWN]
     )
 
 
@@ -323,7 +343,7 @@ def _forfeits(version_ids: Sequence[int]) -> list[Seat]:
 # Ratings --------------------------------------------------------------------------------------
 
 _RATINGS_SQL = f"""
-SELECT r.id, r.ladder_id, l.game, v.number, r.mu, r.sigma, r.games
+SELECT r.id, r.ladder_id, l.game, v.number, r.mu, r.sigma, r.games, l.pool
 FROM {RATINGS} r JOIN {VERSIONS} v ON v.id = r.bot_version_id JOIN {LADDERS} l ON l.id = r.ladder_id
 WHERE v.bot_id = %s"""
 
@@ -339,7 +359,8 @@ def bot_ratings(bot: BotSummary) -> list[LadderRating]:
         if held is None or row[3] > held[3]:
             newest[row[1]] = row
     shown = []
-    for rating_id, _, game, number, mu, sigma, games in sorted(newest.values(), key=lambda row: row[2]):
+    ordered = sorted(newest.values(), key=lambda row: (row[2], row[7] == Ladder.Pool.OPEN))
+    for rating_id, _, game, number, mu, sigma, games, pool in ordered:
         history = fetch(_HISTORY_SQL, [rating_id, CHART_POINTS])
         now = ratings.display(mu, sigma)
         shown.append(
@@ -351,6 +372,7 @@ def bot_ratings(bot: BotSummary) -> list[LadderRating]:
                 high=now.high,
                 games=games,
                 chart=belief_chart(history[::-1]),
+                open=pool == Ladder.Pool.OPEN,
             )
         )
     return shown

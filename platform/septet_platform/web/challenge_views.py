@@ -82,7 +82,11 @@ def challenges(request: HttpRequest) -> HttpResponse:
     """The user's challenges, newest first, and a form for a new one; a refused one says why and
     creates nothing."""
     owner_bots = list(Bot.objects.filter(owner=request.user).order_by("name").values_list("name", flat=True))
-    games = list(Ladder.objects.order_by("game").values_list("game", "min_players", "max_players"))
+    games = list(
+        Ladder.objects.filter(pool=Ladder.Pool.SANDBOXED)
+        .order_by("game")
+        .values_list("game", "min_players", "max_players")
+    )
     form = ChallengeForm(request.POST or None, owner_bots=owner_bots, games=games)
     if request.method == "POST" and form.is_valid():
         try:

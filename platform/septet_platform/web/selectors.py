@@ -120,15 +120,16 @@ def _sorted(rows: list[_Row], sort: str) -> list[_Row]:
 
 
 _, _LADDER_COLUMNS = sql.columns(Ladder)
-_LADDER_SQL = f"SELECT {_LADDER_COLUMNS} FROM {sql.table(Ladder)} WHERE game = %s"
+_LADDER_SQL = f"SELECT {_LADDER_COLUMNS} FROM {sql.table(Ladder)} WHERE game = %s AND pool = %s"
 
 
-def ladder_named(game: str) -> Ladder:
-    """The ladder of `game` (as `ladders.selectors.ladder_get`, read in plain SQL: the ladder
-    page's every view asks); Ladder.DoesNotExist saying so."""
-    found = sql.fetch(_LADDER_SQL, [game])
+def ladder_named(game: str, *, pool: str = Ladder.Pool.SANDBOXED) -> Ladder:
+    """The ladder of `game` in `pool` (as `ladders.selectors.ladder_get`, read in plain SQL: the
+    ladder page's every view asks); Ladder.DoesNotExist saying so."""
+    found = sql.fetch(_LADDER_SQL, [game, pool])
     if not found:
-        raise Ladder.DoesNotExist(f"no ladder for game {game!r}")
+        kind = "an open ladder" if pool == Ladder.Pool.OPEN else "a ladder"
+        raise Ladder.DoesNotExist(f"no {kind} for game {game!r}")
     ladder: Ladder = sql.instance(Ladder, found[0])
     return ladder
 
@@ -238,11 +239,14 @@ LEADERS_PER_LADDER = 3
 
 @dataclass(frozen=True)
 class LadderLeaders:
-    """A game with its ladder (None when it has none) and the ladder's first bots."""
+    """A game with its ladder (None when it has none) and the ladder's first bots, and its open
+    ladder's (where self-hosted bots play) likewise."""
 
     game: Game
     ladder: Ladder | None
     leaders: list[Standing]
+    open_ladder: Ladder | None = None
+    open_leaders: list[Standing] = field(default_factory=list)
 
 
 _leaders_lock = threading.Lock()
@@ -257,12 +261,21 @@ def ladders_with_leaders(*, per_ladder: int = LEADERS_PER_LADDER) -> list[Ladder
     in one read, ranked here and kept per process for SEPTET_PAGE_CACHE_SECONDS as the ladder
     page keeps its ranking, so a signed-in visitor's home page (never kept whole) does not rank
     every ladder on every view."""
-    ladders = {ladder.game: ladder for ladder in ladders_list()}
+    ladders = {(ladder.game, ladder.pool): ladder for ladder in ladders_list()}
     leaders = _leaders_by_ladder(per_ladder)
     shown = []
     for game_id, game in all_games().items():
-        ladder = ladders.get(game_id)
-        shown.append(LadderLeaders(game, ladder, leaders.get(ladder.pk, []) if ladder else []))
+        ladder = ladders.get((game_id, Ladder.Pool.SANDBOXED))
+        open_ladder = ladders.get((game_id, Ladder.Pool.OPEN))
+        shown.append(
+            LadderLeaders(
+                game,
+                ladder,
+                leaders.get(ladder.pk, []) if ladder else [],
+                open_ladder,
+                leaders.get(open_ladder.pk, []) if open_ladder else [],
+            )
+        )
     return shown
 
 

@@ -91,7 +91,11 @@ class TableForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 def table_new(request: HttpRequest) -> HttpResponse:
     """The form for a new table; a table that cannot be played says why and creates nothing."""
-    games = list(Ladder.objects.order_by("game").values_list("game", "min_players", "max_players"))
+    games = list(
+        Ladder.objects.filter(pool=Ladder.Pool.SANDBOXED)
+        .order_by("game")
+        .values_list("game", "min_players", "max_players")
+    )
     bots = tables.table_choices(user=request.user)
     form = TableForm(request.POST or None, games=games, bots=bots)
     if request.method == "POST" and form.is_valid():

@@ -60,8 +60,19 @@ def ladders(request: HttpRequest) -> HttpResponse:
 @anonymous_page_cache
 def ladder(request: HttpRequest, game: str) -> HttpResponse:
     """A game's standings, a page at a time, sorted as the query string asks."""
+    return _ladder_page(request, game, Ladder.Pool.SANDBOXED)
+
+
+@require_GET
+@anonymous_page_cache
+def open_ladder(request: HttpRequest, game: str) -> HttpResponse:
+    """A game's open ladder (self-hosted bots, house bots and the sandboxed bots entered)."""
+    return _ladder_page(request, game, Ladder.Pool.OPEN)
+
+
+def _ladder_page(request: HttpRequest, game: str, pool: str) -> HttpResponse:
     try:
-        found = selectors.ladder_named(game)
+        found = selectors.ladder_named(game, pool=pool)
     except Ladder.DoesNotExist as missing:
         raise Http404(str(missing)) from None
     page, sort = selectors.ladder_page(

@@ -36,7 +36,7 @@ class ListLaddersResponse(_message.Message):
     def __init__(self, ladders: _Optional[_Iterable[_Union[Ladder, _Mapping]]] = ...) -> None: ...
 
 class Ladder(_message.Message):
-    __slots__ = ("game", "min_players", "max_players", "decision_seconds", "bank_seconds", "active", "seat_budget_seconds", "max_match_seconds")
+    __slots__ = ("game", "min_players", "max_players", "decision_seconds", "bank_seconds", "active", "seat_budget_seconds", "max_match_seconds", "pool")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MIN_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     MAX_PLAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +45,7 @@ class Ladder(_message.Message):
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     SEAT_BUDGET_SECONDS_FIELD_NUMBER: _ClassVar[int]
     MAX_MATCH_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
     game: str
     min_players: int
     max_players: int
@@ -53,13 +54,16 @@ class Ladder(_message.Message):
     active: bool
     seat_budget_seconds: float
     max_match_seconds: float
-    def __init__(self, game: _Optional[str] = ..., min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., decision_seconds: _Optional[float] = ..., bank_seconds: _Optional[float] = ..., active: _Optional[bool] = ..., seat_budget_seconds: _Optional[float] = ..., max_match_seconds: _Optional[float] = ...) -> None: ...
+    pool: str
+    def __init__(self, game: _Optional[str] = ..., min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., decision_seconds: _Optional[float] = ..., bank_seconds: _Optional[float] = ..., active: _Optional[bool] = ..., seat_budget_seconds: _Optional[float] = ..., max_match_seconds: _Optional[float] = ..., pool: _Optional[str] = ...) -> None: ...
 
 class GetLadderRequest(_message.Message):
-    __slots__ = ("game",)
+    __slots__ = ("game", "pool")
     GAME_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
     game: str
-    def __init__(self, game: _Optional[str] = ...) -> None: ...
+    pool: str
+    def __init__(self, game: _Optional[str] = ..., pool: _Optional[str] = ...) -> None: ...
 
 class GetLadderResponse(_message.Message):
     __slots__ = ("ladder", "standings")
