@@ -69,10 +69,15 @@ def table_of(game_id: str, num_players: int, options: tuple[tuple[str, Any], ...
 class Position:
     """An engine state, or a deal in progress: the engine state before it and the draws so far."""
 
-    __slots__ = ("_info", "_legal", "decision", "drawn", "engine", "plan", "table")
+    __slots__ = ("_info", "_legal", "decision", "drawn", "engine", "mover", "plan", "table")
 
     def __init__(
-        self, table: Table, engine: Any, plan: DealPlan | None = None, drawn: tuple[int, ...] = ()
+        self,
+        table: Table,
+        engine: Any,
+        plan: DealPlan | None = None,
+        drawn: tuple[int, ...] = (),
+        mover: int | None = None,
     ) -> None:
         self.table = table
         self.engine = engine
@@ -81,6 +86,11 @@ class Position:
         if plan is None and self.decision is not None and self.decision.is_chance:
             plan = plan_deal(table.game, engine)
         self.plan = plan
+        seats = self.decision.seats if self.decision is not None else ()
+        self.mover = (mover if mover in seats else seats[0]) if seats else -1
+        """The seat asked next: -1 at chance or the end. Of Oh 7?'s simultaneous bettors the first,
+        unless `mover` names another (a world sampled for that seat asks it, whoever else has
+        yet to bet: the engine takes simultaneous bets in any order)."""
         self._legal: dict[int, Action] | None = None
         self._info: Any = None
 
@@ -88,13 +98,7 @@ class Position:
         return self  # never changed once made: a clone may share it
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return Position, (self.table, self.engine, self.plan, self.drawn)
-
-    @property
-    def mover(self) -> int:
-        """The seat asked next (the first of Oh 7?'s simultaneous bettors); -1 at chance or the end."""
-        decision = self.decision
-        return decision.seats[0] if decision is not None and decision.seats else -1
+        return Position, (self.table, self.engine, self.plan, self.drawn, self.mover)
 
     def information_state(self, seat: int) -> Any:
         if seat == self.mover:

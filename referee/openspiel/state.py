@@ -98,7 +98,7 @@ class SeptetState(pyspiel.State):  # type: ignore[misc]  # pyspiel ships no type
             raise pyspiel.SpielError("resample_from_infostate: only between deals, before the game ends")
         rng = random.Random(int(float(probability_sampler()) * SEED_RANGE))
         world = worlds(self.information_state_of(player_id)).sample(rng)
-        return SeptetState(self.get_game(), Position(at.table, world))
+        return SeptetState(self.get_game(), Position(at.table, world, mover=at.mover))
 
     def __str__(self) -> str:
         """Every seat's view, one line each (for debugging: it shows every hand)."""

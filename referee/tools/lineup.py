@@ -19,13 +19,14 @@ one (`septet match`) gives the Lineup its player; `septet check` and `compare` r
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -48,6 +49,8 @@ from referee.tools.human_seat import HumanSeat
 from referee.tools.local_runs import prepared_for_sandbox
 from referee.tools.sandbox import Sandbox, SandboxError
 
+OPENSPIEL_PREFIX = "openspiel-"
+"""Bot words naming OpenSpiel's bots: `openspiel-ismcts[:BUDGET]` (`referee.openspiel.bots`)."""
 ADDRESS_TIMEOUT = 5.0
 """Seconds a bot given by address has to answer its health check before a series starts."""
 HEALTH_TIMEOUT = 1.0
@@ -62,7 +65,7 @@ class BotSpec:
     """One BOT word: what it is and the name it plays under."""
 
     text: str
-    kind: str  # "builtin", "human", "folder" or "address"
+    kind: str  # "builtin", "openspiel", "human", "folder" or "address"
     name: str
 
 
@@ -70,6 +73,9 @@ def parse_bot(text: str) -> BotSpec:
     """Classifies a BOT word; a word that is none of the three raises GameError saying so."""
     if text in BUILTIN_PLAYERS:
         return BotSpec(text, "builtin", text)
+    if text.startswith(OPENSPIEL_PREFIX):
+        openspiel_bots().parse_bot_word(text)  # a malformed budget is refused before any game
+        return BotSpec(text, "openspiel", text)
     if text == HUMAN:
         return BotSpec(text, "human", text)
     if is_bot_folder(text):
@@ -82,9 +88,19 @@ def parse_bot(text: str) -> BotSpec:
     if ADDRESS.match(text):
         return BotSpec(text, "address", text)
     raise GameError(
-        f"unknown bot {text!r}: give a built-in bot ({', '.join(BUILTIN_PLAYERS)}), "
+        f"unknown bot {text!r}: give a built-in bot ({', '.join(BUILTIN_PLAYERS)}, or OpenSpiel's "
+        f"{OPENSPIEL_PREFIX}ismcts, -mcts, -random), "
         f"a bot folder, an address (host:port, unix:/path), or {HUMAN} (you, in septet match)"
     )
+
+
+def openspiel_bots() -> ModuleType:
+    """`referee.openspiel.bots`, imported when a lineup names an OpenSpiel bot: it needs the
+    optional extra `openspiel`, which the rest of the tools do without."""
+    try:
+        return importlib.import_module("referee.openspiel.bots")
+    except ImportError as missing:
+        raise GameError(f"OpenSpiel bots need the optional extra 'openspiel': {missing}") from None
 
 
 def reported_name(address: str, timeout: float = ADDRESS_TIMEOUT) -> str | None:
@@ -213,6 +229,8 @@ class Lineup:
                 players.append(process.player)
             elif spec.kind == "builtin":
                 players.append(builtin_player(spec.text, self.game, seed, seat))
+            elif spec.kind == "openspiel":
+                players.append(openspiel_bots().openspiel_player(spec.text, self.game, seed, seat))
             elif spec.kind == "human" and self.human is not None:
                 players.append(self.human)
             else:
