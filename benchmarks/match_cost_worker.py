@@ -271,7 +271,7 @@ def insert(specs: list[dict[str, Any]]) -> list[int]:
         version.bot.name: version
         for version in BotVersion.objects.filter(status=BotVersion.Status.ACTIVE).select_related("bot")
     }
-    ladders = {ladder.game: ladder for ladder in Ladder.objects.all()}
+    ladders = {ladder.game: ladder for ladder in Ladder.objects.filter(pool=Ladder.Pool.SANDBOXED)}
     ids = []
     with transaction.atomic():
         for spec in specs:

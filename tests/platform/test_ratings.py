@@ -37,23 +37,25 @@ def _belief(version: BotVersion, ladder: Ladder) -> ratings.Belief:
 
 
 @pytest.mark.django_db
-def test_ladders_ensure_makes_one_ladder_per_game_with_its_players_and_the_default_time_control() -> None:
+def test_ladders_ensure_makes_two_ladders_per_game_with_its_players_and_the_default_time_control() -> None:
     ladders = ladders_ensure()
-    assert [ladder.game for ladder in ladders] == list(all_games())
+    assert [(ladder.game, ladder.pool) for ladder in ladders] == [
+        (game, pool) for game in all_games() for pool in ("sandboxed", "open")
+    ]
     for ladder in ladders:
         players = all_games()[ladder.game].players
         assert (ladder.min_players, ladder.max_players) == (players.start, players.stop - 1)
         assert (ladder.decision_seconds, ladder.bank_seconds) == (1.0, 10.0)
-    assert Ladder.objects.get(game="oh-hell").max_players == 7
+    assert Ladder.objects.get(game="oh-hell", pool="sandboxed").max_players == 7
 
 
 @pytest.mark.django_db
 def test_ladders_ensure_twice_adds_nothing_and_keeps_an_organisers_settings() -> None:
     ladders_ensure()
-    Ladder.objects.filter(game="oh-hell").update(bank_seconds=30.0, active=False)
+    Ladder.objects.filter(game="oh-hell", pool="open").update(bank_seconds=30.0, active=False)
     again = ladders_ensure()
-    assert Ladder.objects.count() == len(all_games()) == len(again)
-    ladder = Ladder.objects.get(game="oh-hell")
+    assert Ladder.objects.count() == 2 * len(all_games()) == len(again)
+    ladder = Ladder.objects.get(game="oh-hell", pool="open")
     assert (ladder.bank_seconds, ladder.active) == (30.0, False)
 
 

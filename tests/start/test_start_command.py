@@ -79,6 +79,7 @@ ANONYMOUS_PAGES = (
     "/",
     "/ladders/",
     "/ladders/oh-hell/",
+    "/ladders/oh-hell/open/",
     "/bots/montecarlo/",
     "/matches/",
     "/ratings/",

@@ -30,7 +30,7 @@ urlpatterns = [
     path("account/tokens/<str:prefix>/revoke/", account_views.token_revoke, name="token-revoke"),
     path("account/self-hosted/", account_views.self_hosted_register, name="self-hosted-register"),
     path("account/self-hosted/<slug:name>/token/", account_views.self_hosted_token, name="self-hosted-token"),
-    path("account/bots/<slug:name>/open-ladders/", account_views.open_ladders_switch, name="open-ladders"),
+    path("account/bots/<path:name>/open-ladders/", account_views.open_ladders_switch, name="open-ladders"),
     path("account/upload/", account_views.upload, name="upload"),
     path("challenges/", include(challenge_views)),
     path("tables/", include(table_views)),
