@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from referee.engine.cards import DECK_52
@@ -59,16 +60,32 @@ class DealPlan:
         """Chance nodes of the whole deal."""
         return int(self.seat_key is not None) + self.card_draws
 
-    def outcomes(self, drawn: tuple[int, ...]) -> list[tuple[int, float]]:
-        """The next node's outcomes and probabilities, after the draws `drawn`."""
-        if self.seat_key is not None and not drawn:
+    @property
+    def pool(self) -> tuple[int, ...]:
+        """The outcome ids of the cards to deal, once per copy, ascending (the draws remove them)."""
+        return tuple(card for card, count in enumerate(self.counts) for _ in range(count))
+
+    def draws_seat(self, drawn: tuple[int, ...]) -> bool:
+        """Whether the next node draws the seat (the deal's first, where it has one)."""
+        return self.seat_key is not None and not drawn
+
+    def outcomes(self, drawn: tuple[int, ...], pool: tuple[int, ...]) -> list[tuple[int, float]]:
+        """The next node's outcomes and probabilities, after the draws `drawn`, which left `pool`."""
+        if self.draws_seat(drawn):
             chance = 1.0 / self.num_players
             return [(seat, chance) for seat in range(self.num_players)]
-        left = list(self.counts)
-        for card in drawn[1:] if self.seat_key is not None else drawn:
-            left[card] -= 1
-        total = sum(left)
-        return [(card, count / total) for card, count in enumerate(left) if count]
+        chance = 1.0 / len(pool)
+        if max(self.counts) == 1:
+            return list(zip(pool, repeat(chance), strict=False))
+        copies: dict[int, int] = {}
+        for card in pool:
+            copies[card] = copies.get(card, 0) + 1
+        return [(card, count * chance) for card, count in copies.items()]
+
+    def without(self, pool: tuple[int, ...], card: int) -> tuple[int, ...]:
+        """`pool` after drawing `card` (one copy); a card not in it raises ValueError."""
+        at = pool.index(card)
+        return pool[:at] + pool[at + 1 :]
 
     def outcome(self, drawn: tuple[int, ...]) -> ChanceOutcome:
         """The engine's deal outcome of a complete set of draws."""

@@ -44,19 +44,36 @@ class SeptetState(pyspiel.State):  # type: ignore[misc]  # pyspiel ships no type
     def is_terminal(self) -> bool:
         return self.at.decision is None
 
+    # Asked from Python, these answer without a trip through OpenSpiel's C++ State (which would
+    # call back into the methods above): the same answers, a few microseconds sooner each. C++
+    # callers (OpenSpiel's C++ algorithms and checks) go through `current_player` and
+    # `_legal_actions` as before.
+
+    def is_chance_node(self) -> bool:
+        return self.at.plan is not None
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """The legal action ids of `player` (default: the one to move); at chance, the outcomes."""
+        at = self.at
+        if at.plan is not None:
+            chance = player is None or player == pyspiel.PlayerId.CHANCE
+            return [outcome for outcome, _ in at.outcomes()] if chance else []
+        if at.decision is None or player not in (None, at.mover):
+            return []
+        return list(at.legal_ids())
+
     def _legal_actions(self, player: int) -> list[int]:
         """The player's legal action ids, ascending (none when it is not the player's turn)."""
         at = self.at
         if player != at.mover or at.plan is not None:
             return []
-        return sorted(at.legal())
+        return at.legal_ids()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """The next draw's outcomes (cards or seats) and their probabilities."""
-        plan = self.at.plan
-        if plan is None:
+        if self.at.plan is None:
             raise pyspiel.SpielError("chance_outcomes: not a chance node")
-        return plan.outcomes(self.at.drawn)
+        return self.at.outcomes()
 
     def _apply_action(self, action: int) -> None:
         self.at = self.at.after(action)
