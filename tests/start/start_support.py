@@ -30,10 +30,11 @@ WIDTHS = (1280, 390)
 STYLESHEET = "/static/web/site.css"
 
 
-def free_address() -> str:
+def free_address(host: str = "127.0.0.1") -> str:
+    """`host:port` with a port nobody listens on at `host` now."""
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{probe.getsockname()[1]}"
+        probe.bind((host, 0))
+        return f"{host}:{probe.getsockname()[1]}"
 
 
 def clean_environment() -> dict[str, str]:
@@ -102,11 +103,13 @@ def start(
     env: dict[str, str] | None = None,
     cwd: Path = ROOT,
     as_background_job: bool = False,
+    arena_host: str = "127.0.0.1",
 ) -> Started:
     """`as_background_job`: with SIGINT and SIGQUIT ignored, as a shell without job control
     starts `command &` (a shell sets them so and execs the command: a preexec_fn would fork this
-    process, whose gRPC threads abort in the child)."""
-    web, arena = free_address(), free_address()
+    process, whose gRPC threads abort in the child). `arena_host`: the address the Arena listens
+    on (a test's own veth address, for a bot in a network namespace to reach)."""
+    web, arena = free_address(), free_address(arena_host)
     data, log = folder / "data", folder / "start.log"
     shell = ["bash", "-c", "trap '' INT QUIT; exec \"$@\"", "bash"] if as_background_job else []
     process = subprocess.Popen(
@@ -115,6 +118,39 @@ def start(
         stdout=log.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     return Started(process, web, arena, data, log)
+
+
+def demo_api_token(started: Started) -> str:
+    """The demo account's API token, as the ready message prints it."""
+    found = re.search(r"demo API token\s+(sep_\S+)", started.said())
+    assert found, "the ready message prints the demo account's API token"
+    return found[1]
+
+
+@dataclass(frozen=True)
+class SeatRow:
+    """One seat of a bot's match, read from the command's database (not through the code under
+    test): the match's id, status and kind, and how the seat ended."""
+
+    match_id: int
+    status: str
+    kind: str
+    forfeit_status: str
+    forfeit_reason: str
+
+
+def seats_of(data: Path, bot: str, kind: str | None = None) -> list[SeatRow]:
+    """Every seat of `bot` in a match (of `kind` only, when given: a connected self-hosted bot
+    also plays on its game's open ladder meanwhile), oldest match first."""
+    with sqlite3.connect(f"file:{data / 'septet.sqlite3'}?mode=ro", uri=True, timeout=5) as connection:
+        rows = connection.execute(
+            "select m.id, m.status, m.kind, s.forfeit_status, s.forfeit_reason from matches_seat s"
+            " join matches_match m on m.id = s.match_id"
+            " join bots_botversion v on v.id = s.bot_version_id join bots_bot b on b.id = v.bot_id"
+            " where b.name = ? and (? is null or m.kind = ?) order by m.id",
+            [bot, kind, kind],
+        ).fetchall()
+    return [SeatRow(*row) for row in rows]
 
 
 def environment_of(pid: int) -> dict[str, str]:

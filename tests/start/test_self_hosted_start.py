@@ -6,9 +6,7 @@ not connected."""
 
 from __future__ import annotations
 
-import re
 import signal
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -16,7 +14,17 @@ from typing import Any
 
 import pytest
 from process_tree import descendants, left_after
-from start_support import ROOT, SEPTET, PageWatch, Platform, clean_environment, get, sign_in
+from start_support import (
+    ROOT,
+    SEPTET,
+    PageWatch,
+    Platform,
+    clean_environment,
+    demo_api_token,
+    get,
+    seats_of,
+    sign_in,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("start-command")]
 
@@ -34,24 +42,6 @@ def _register(page: Any, web: str) -> str:
     assert token.startswith("sep_"), token
     assert "septet bot connect" in page.locator("#submit-command").inner_text()
     return token
-
-
-def _demo_api_token(platform: Platform) -> str:
-    found = re.search(r"demo API token\s+(sep_\S+)", platform.started.said())
-    assert found, "the ready message prints the demo account's API token"
-    return found[1]
-
-
-def _seats_of(data: Path, bot: str) -> list[tuple[str, str, str]]:
-    """(match status, forfeit status, kind) of every seat of `bot`, read from the database."""
-    with sqlite3.connect(f"file:{data / 'septet.sqlite3'}?mode=ro", uri=True, timeout=5) as connection:
-        return connection.execute(
-            "select m.status, s.forfeit_status, m.kind from matches_seat s"
-            " join matches_match m on m.id = s.match_id"
-            " join bots_botversion v on v.id = s.bot_version_id join bots_bot b on b.id = v.bot_id"
-            " where b.name = ?",
-            [bot],
-        ).fetchall()
 
 
 def test_a_self_hosted_bot_connects_from_its_own_process_and_plays_a_challenge(
@@ -80,13 +70,13 @@ def test_a_self_hosted_bot_connects_from_its_own_process_and_plays_a_challenge(
             assert "Connected since" in page.locator("#connection").inner_text()
             challenged = subprocess.run(
                 [SEPTET, "challenge", BOT, "greedy", "random", "--game", "oh-hell", "--wait",
-                 "--server", arena, "--token", _demo_api_token(platform)],
+                 "--server", arena, "--token", demo_api_token(platform.started)],
                 env=clean_environment(), cwd=tmp_path, capture_output=True, text=True, timeout=600,
             )  # fmt: skip
             assert challenged.returncode == 0, challenged.stdout + challenged.stderr
-            seats = _seats_of(platform.started.data, BOT)
+            seats = seats_of(platform.started.data, BOT, kind="challenge")  # not its open-ladder ones
             assert len(seats) == 3, seats  # one seat in each rotation of the set
-            assert all(status == "finished" and not forfeit for status, forfeit, _ in seats), seats
+            assert all(seat.status == "finished" and not seat.forfeit_status for seat in seats), seats
             started_here = descendants(connecting.pid)
             assert started_here, "the command runs the bot folder as a process of its own"
         finally:
