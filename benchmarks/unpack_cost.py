@@ -146,7 +146,9 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
         )
     cache.clear()
 
-    ladder, _ = Ladder.objects.get_or_create(game="oh-hell", defaults={"min_players": 3, "max_players": 7})
+    ladder, _ = Ladder.objects.get_or_create(
+        game="oh-hell", pool=Ladder.Pool.SANDBOXED, defaults={"min_players": 3, "max_players": 7}
+    )
     seated = versions["random"]
     seated.status = "active"
     seated.save()

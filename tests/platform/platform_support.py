@@ -21,7 +21,9 @@ FAULTY = ROOT / "tests" / "bots" / "faulty" / "misbehave.py"
 
 
 def match_with(game: str, versions: list[BotVersion], seed: int = 7) -> Match:
-    ladder, _ = Ladder.objects.get_or_create(game=game, defaults={"min_players": 3, "max_players": 7})
+    ladder, _ = Ladder.objects.get_or_create(
+        game=game, pool=Ladder.Pool.SANDBOXED, defaults={"min_players": 3, "max_players": 7}
+    )
     match = Match.objects.create(ladder=ladder, seed=seed)
     for seat, version in enumerate(versions):
         Seat.objects.create(match=match, seat=seat, bot_version=version)

@@ -30,7 +30,9 @@ def _duplicate_set(seats: int = 3, versions: list[BotVersion] | None = None) -> 
     versions = versions or [
         version_row("house", f"turns-{table}-{seat}", is_house=True) for seat in range(seats)
     ]
-    ladder, _ = Ladder.objects.get_or_create(game="oh-hell", defaults={"min_players": 3, "max_players": 7})
+    ladder, _ = Ladder.objects.get_or_create(
+        game="oh-hell", pool=Ladder.Pool.SANDBOXED, defaults={"min_players": 3, "max_players": 7}
+    )
     name = str(uuid.uuid4())
     matches = [
         Match.objects.create(ladder=ladder, seed=99, duplicate_set=name, rotation=rotation)

@@ -24,7 +24,9 @@ from septet_platform.matches.models import Match, Seat
 def table(
     person: Any, *, status: str = Match.Status.RUNNING, duplicate_set: str = "", attempt: int = 1
 ) -> Match:
-    ladder, _ = Ladder.objects.get_or_create(game="oh-hell", defaults={"min_players": 3, "max_players": 7})
+    ladder, _ = Ladder.objects.get_or_create(
+        game="oh-hell", pool=Ladder.Pool.SANDBOXED, defaults={"min_players": 3, "max_players": 7}
+    )
     match = Match.objects.create(
         ladder=ladder,
         seed=5,

@@ -223,7 +223,7 @@ stamp.symlink_to("/dev/null")   # the audit's trick: a stamp that never sticks
 
 
 def _match_of(versions: list[BotVersion], seed: int) -> Match:
-    ladder = Ladder.objects.get(game="oh-hell")
+    ladder = Ladder.objects.get(game="oh-hell", pool=Ladder.Pool.SANDBOXED)
     match = Match.objects.create(ladder=ladder, seed=seed)
     for seat, version in enumerate(versions):
         Seat.objects.create(match=match, seat=seat, bot_version=version)

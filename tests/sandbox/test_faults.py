@@ -65,7 +65,9 @@ def quick(django_user_model: type) -> list[BotVersion]:
 
 
 def _matches(versions: list[BotVersion], count: int) -> list[Match]:
-    ladder, _ = Ladder.objects.get_or_create(game="oh-hell", defaults={"min_players": 3, "max_players": 7})
+    ladder, _ = Ladder.objects.get_or_create(
+        game="oh-hell", pool=Ladder.Pool.SANDBOXED, defaults={"min_players": 3, "max_players": 7}
+    )
     made = []
     for n in range(count):
         match = Match.objects.create(ladder=ladder, seed=100 + n)

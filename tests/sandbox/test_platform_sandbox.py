@@ -47,7 +47,9 @@ from septet_platform.submissions.services import SubmissionsExhausted, submissio
 
 def _match(versions: list[BotVersion], seed: int = 5) -> Match:
     ladder, _ = Ladder.objects.get_or_create(
-        game="oh-hell", defaults={"min_players": 3, "max_players": 7, "bank_seconds": 3.0}
+        game="oh-hell",
+        pool=Ladder.Pool.SANDBOXED,
+        defaults={"min_players": 3, "max_players": 7, "bank_seconds": 3.0},
     )
     match = Match.objects.create(ladder=ladder, seed=seed)
     for seat, version in enumerate(versions):
@@ -311,7 +313,9 @@ def test_without_a_sandbox_qualification_waits_and_never_fails_the_bot(
 ) -> None:
     from septet_platform.bots.qualification import bot_version_qualify
 
-    Ladder.objects.get_or_create(game="oh-hell", defaults={"min_players": 3, "max_players": 7})
+    Ladder.objects.get_or_create(
+        game="oh-hell", pool=Ladder.Pool.SANDBOXED, defaults={"min_players": 3, "max_players": 7}
+    )
     version = version_from_archive(house, "newcomer", tar_folder(EXAMPLES / "random"), games=["oh-hell"])
     BotVersion.objects.filter(pk=version.pk).update(status=BotVersion.Status.QUALIFYING)
     with pytest.raises(sandbox_module.SandboxError, match="bubblewrap is not installed"):

@@ -48,8 +48,9 @@ SEED_BITS = 53
 
 _MIN_WEIGHT = 1e-12  # a far-rated bot is unlikely to be drawn, never impossible
 SELF_HOSTED_PENDING = 8
-"""Matches a self-hosted bot may have waiting or playing at once on a ladder: a bot that goes away
-forfeits on time only in those, and the queue never fills with the seats of one that left."""
+"""Matches a self-hosted bot may have waiting or playing at once (on every ladder and challenge
+together) before matchmaking seats it again: a bot that goes away forfeits on time only in those,
+and the queue never fills with the seats of one that left."""
 
 
 @dataclass
@@ -114,6 +115,15 @@ def _candidates(ladder: Ladder, rng: random.Random) -> list[_Candidate]:
         .annotate(n=Count("id"))
     )
     versions = _present(versions) if ladder.is_open else versions
+    # A self-hosted bot's cap counts its matches waiting anywhere (every open ladder, challenges).
+    waiting_anywhere = dict(
+        Seat.objects.filter(
+            bot_version__in=[version for version in versions if version.bot.self_hosted],
+            match__status__in=[Match.Status.SCHEDULED, Match.Status.RUNNING],
+        )
+        .values_list("bot_version")
+        .annotate(n=Count("id"))
+    )
     # Each version's latest seat on this ladder: one index step per version (seats by version and
     # match), not an aggregate over the ladder's whole history.
     latest_seat = (
@@ -141,7 +151,7 @@ def _candidates(ladder: Ladder, rng: random.Random) -> list[_Candidate]:
                 last_seated=last.get(version.pk),
                 tiebreak=rng.random(),
                 self_hosted=version.bot.self_hosted,
-                pending=pending.get(version.pk, 0),
+                pending=waiting_anywhere.get(version.pk, 0),
             )
         )
     return candidates

@@ -105,7 +105,9 @@ class LiveMatch:
     started: datetime | None
 
 
-def live_now(*, limit: int = 6, game: str = "", bot_id: int | None = None) -> list[LiveMatch]:
+def live_now(
+    *, limit: int = 6, game: str = "", ladder_id: int | None = None, bot_id: int | None = None
+) -> list[LiveMatch]:
     """Matches being played now, the latest started first (of one ladder, or seating one bot),
     leaving out any whose public stream is held (`held_reason`). One statement, whatever the
     number of matches (the home page reads it on every view): the matches with their seats, and
@@ -114,6 +116,9 @@ def live_now(*, limit: int = 6, game: str = "", bot_id: int | None = None) -> li
     if game:
         where.append("l.game = %s")
         params.append(game)
+    if ladder_id is not None:
+        where.append("m.ladder_id = %s")
+        params.append(ladder_id)
     if bot_id is not None:
         where.append(
             f"EXISTS (SELECT 1 FROM {_SEATS} bs JOIN {_VERSIONS} bv ON bv.id = bs.bot_version_id "

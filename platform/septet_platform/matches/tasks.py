@@ -84,13 +84,24 @@ def matches_schedule_task(min_waiting: int = MIN_WAITING_PER_LADDER) -> int:
             with transaction.atomic():
                 matches = matches_schedule(ladder=ladder, rng=rng, sets=sets)
                 for match in matches:
-                    transaction.on_commit(functools.partial(match_run_task.delay, match.pk))
+                    transaction.on_commit(functools.partial(_ladder_match_enqueue, ladder, match.pk))
             ratings_apply_waiting(ladder=ladder)  # a writer may have found the lock ours meanwhile
             if not matches:  # too few bots for a table
                 break
             waiting += len(matches)
             scheduled += len(matches)
     return scheduled
+
+
+def _ladder_match_enqueue(ladder: Ladder, match_id: int) -> None:
+    """Queues a rated match: a sandboxed ladder's on the ladders' queue, an open ladder's on the
+    challenges queue. An open table seats a self-hosted bot that is connected now: behind the
+    sandboxed ladders' backlog it would wait minutes while its bot waits too (or leaves), so it
+    goes where a user's requests go, served before that backlog and never starving it (queues)."""
+    if ladder.is_open:
+        match_run_task.apply_async((match_id,), queue=CHALLENGE_QUEUE)
+    else:
+        match_run_task.delay(match_id)
 
 
 def waiting_target(
@@ -128,11 +139,14 @@ def matches_reap_task() -> int:
         Match.objects.filter(pk__in=expired, tournament__isnull=False).values_list("pk", flat=True)
     )
     kinds = dict(Match.objects.filter(pk__in=expired).values_list("pk", "kind"))
+    open_ladder = set(
+        Match.objects.filter(pk__in=expired, ladder__pool=Ladder.Pool.OPEN).values_list("pk", flat=True)
+    )
     for match_id in expired:
         if match_id in in_events:  # by name: the tournaments app builds on this one, not the reverse
             current_app.send_task(TOURNAMENT_MATCH_TASK, (match_id,))  # its queue; held while paused
-        elif kinds.get(match_id) == Match.Kind.CHALLENGE:
-            match_run_task.apply_async((match_id,), queue=CHALLENGE_QUEUE)  # behind rated play
+        elif kinds.get(match_id) == Match.Kind.CHALLENGE or match_id in open_ladder:
+            match_run_task.apply_async((match_id,), queue=CHALLENGE_QUEUE)  # _ladder_match_enqueue
         elif kinds.get(match_id) == Match.Kind.TABLE:
             match_run_task.apply_async((match_id,), queue=TABLE_QUEUE)  # on the tables' own pool
         else:

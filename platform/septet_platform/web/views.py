@@ -83,7 +83,7 @@ def _ladder_page(request: HttpRequest, game: str, pool: str) -> HttpResponse:
         "web/ladder.html",
         {
             "ladder": found,
-            "live_now": live_now(game=found.game),
+            "live_now": live_now(game=found.game, ladder_id=found.pk),
             "game": all_games().get(found.game),
             "page": page,
             "rows": tables.standings_rows(page.object_list),
