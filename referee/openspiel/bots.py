@@ -113,10 +113,14 @@ def make_bot(kind: str, game: Any, budget: SearchBudget, seed: int, seat: int) -
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=random_state)
     if kind == "mcts":
         return mcts.MCTSBot(game, UCT_C, budget.simulations, evaluator, random_state=random_state)
-    return TimedISMCTSBot(
+    bot = TimedISMCTSBot(
         game, evaluator, UCT_C, max_simulations=budget.simulations, random_state=random_state,
         seconds=budget.seconds,
     )  # fmt: skip
+    # Worlds from the bot's own seeded generator: OpenSpiel's default sampler is not seeded, and a
+    # simulation budget should give the same game again from the same seed.
+    bot.set_resampler(lambda state, player: state.resample_from_infostate(player, random_state.uniform))
+    return bot
 
 
 class OpenSpielPlayer:

@@ -26,6 +26,7 @@ GUIDES: tuple[tuple[str, str, str], ...] = (
     ("live", "docs/live.md", "Watching matches live, and playing at a table"),
     ("self-hosted", "docs/self-hosted.md", "Self-hosted bots: playing from your own machine"),
     ("pettingzoo", "docs/pettingzoo.md", "Training agents: the PettingZoo environments"),
+    ("openspiel", "docs/openspiel.md", "OpenSpiel: the games for its algorithms, its bots as opponents"),
     ("operations", "docs/operations.md", "Operating a platform"),
 )
 """The guides a new bot author reads, first to last: (slug on the site, path in the clone, title)."""
