@@ -115,8 +115,13 @@ class SeptetGame(pyspiel.Game):  # type: ignore[misc]  # pyspiel ships no type i
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> SeptetObserver:
         """The observer of information states and observations alike (they are one, see
         `referee.openspiel.observer`)."""
+        name = self.get_type().short_name
         if params:
-            raise ValueError(f"{self.get_type().short_name} takes no observer parameters, got {params}")
+            raise ValueError(f"{name} takes no observer parameters, got {params}")
+        if iig_obs_type is not None and (
+            iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or not iig_obs_type.public_info
+        ):
+            raise ValueError(f"{name} observes a player's own view only: its private and the public facts")
         return SeptetObserver(self.table.encoding)
 
 

@@ -338,6 +338,8 @@ examples:
   septet compare greedy bots/examples/montecarlo --game oh7-duel
   septet compare bots/v1 bots/v2 --game oh-hell --players 4 --field greedy random --games 300
   septet compare random greedy --game black-sevens --json
+  septet compare openspiel-ismcts:0.05s bots/examples/montecarlo --game oh-hell --decision-time 0.125
+    (OpenSpiel's ISMCTS, 0.05 s a decision; needs the optional extra openspiel: docs/openspiel.md)
 """
 
 
@@ -356,8 +358,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "a",
         metavar="A",
-        help="the baseline bot: built-in, a bot folder (one process per seat), or an address "
-        "(your own bot, which then serves every seat it is given)",
+        help="the baseline bot: built-in (random, greedy, or OpenSpiel's openspiel-ismcts[:BUDGET], "
+        "-mcts, -random), a bot folder (one process per seat), or an address (your own bot, which then "
+        "serves every seat it is given)",
     )
     parser.add_argument("b", metavar="B", help="the candidate bot")
     parser.add_argument("--game", required=True, metavar="GAME", help="game id (see 'septet rules')")

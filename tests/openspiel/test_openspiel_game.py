@@ -206,3 +206,17 @@ def test_bad_parameters_are_refused_with_openspiels_error_and_a_clear_message(
 ) -> None:
     with pytest.raises(pyspiel.SpielError, match="^.*" + message.replace("(", r"\(").replace(")", r"\)")):
         pyspiel.load_game(name, parameters)
+
+
+def test_an_observer_of_public_facts_only_is_refused_rather_than_shown_a_hand() -> None:
+    """The encoding always holds the seat's own hand: an observer asked for public facts only
+    (no private information) would leak it, so none is made."""
+    from open_spiel.python.observation import make_observation
+
+    game = pyspiel.load_game("septet_oh_hell")
+    public_only = pyspiel.IIGObservationType(
+        perfect_recall=False, public_info=True, private_info=pyspiel.PrivateInfoType.NONE
+    )
+    with pytest.raises(ValueError, match="observes a player's own view only"):
+        make_observation(game, public_only)
+    assert len(make_observation(game).tensor) == encoding_for(get_game("oh-hell"), 4).layout.size
