@@ -28,14 +28,19 @@ ROOT = Path(__file__).resolve().parents[2]
 GAME_IDS = tuple(all_games())
 
 
+@pytest.mark.parametrize("kind", ["ismcts", "mcts"])
 @pytest.mark.parametrize("game_id", GAME_IDS)
-def test_ismcts_plays_a_whole_game_of_every_game_id(game_id: str) -> None:
-    """ISMCTS (2 simulations a decision, resampling worlds from each information state) in seat 0,
-    random bots elsewhere, to the end; its root is always an information state it can resample."""
+def test_openspiels_search_bots_play_a_whole_game_of_every_game_id(game_id: str, kind: str) -> None:
+    """ISMCTS (resampling worlds from each information state) or MCTS (searching the state it is
+    given, here the real one), 2 simulations a decision, in seat 0; OpenSpiel's random bots
+    elsewhere; to the end of the game."""
     game = pyspiel.load_game(short_name(game_id))
     random_state = np.random.RandomState(7)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=random_state)
-    bot = ismcts.ISMCTSBot(game, evaluator, 2.0, max_simulations=2, random_state=random_state)
+    if kind == "ismcts":
+        bot = ismcts.ISMCTSBot(game, evaluator, 2.0, max_simulations=2, random_state=random_state)
+    else:
+        bot = mcts.MCTSBot(game, 2.0, 2, evaluator, random_state=random_state)
     others = [pyspiel.make_uniform_random_bot(seat, seat) for seat in range(game.num_players())]
     state = game.new_initial_state()
     searched = 0
@@ -53,9 +58,7 @@ def test_ismcts_plays_a_whole_game_of_every_game_id(game_id: str) -> None:
     assert searched > 0 and max(state.returns()) == 1.0
 
 
-def test_mcts_and_the_random_bot_play_a_game_through_the_adapter() -> None:
-    """OpenSpiel's MCTS needs only sequential moves and terminal rewards: it searches the world it
-    is given (here the real one, so it sees every hand)."""
+def test_a_game_of_openspiel_bots_is_played_by_openspiels_own_loop() -> None:
     game = pyspiel.load_game("septet_oh7_duel")
     random_state = np.random.RandomState(3)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=random_state)

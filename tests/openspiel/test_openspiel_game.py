@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 import pytest
+from open_spiel.python.observation import make_observation
 
 from referee.engine.games import all_games, get_game
 from referee.openspiel import GAME_NAMES, RETURNS, SeptetState, short_name
@@ -211,8 +212,6 @@ def test_bad_parameters_are_refused_with_openspiels_error_and_a_clear_message(
 def test_an_observer_of_public_facts_only_is_refused_rather_than_shown_a_hand() -> None:
     """The encoding always holds the seat's own hand: an observer asked for public facts only
     (no private information) would leak it, so none is made."""
-    from open_spiel.python.observation import make_observation
-
     game = pyspiel.load_game("septet_oh_hell")
     public_only = pyspiel.IIGObservationType(
         perfect_recall=False, public_info=True, private_info=pyspiel.PrivateInfoType.NONE
