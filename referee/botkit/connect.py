@@ -152,6 +152,9 @@ class _Seat:
     answer: bot_pb2.PlayResponse | None = None
     over: bool = False
     touched: float = field(default_factory=time.monotonic)
+    retired: bool = False
+    """Given again from its start by the server (`_take`): a new seat answers now, and this one's
+    answerer is closed once its answer in progress is done."""
 
 
 class Connector:
@@ -301,6 +304,11 @@ class Connector:
         forgotten: list[_Seat] = []
         with self._lock:
             seat = self._seats.get(handle)
+            if seat is not None and _started_over(seat, request):
+                seat.retired = True  # the server gives the seat again whole: start it over
+                if not seat.busy:
+                    forgotten.append(seat)
+                seat = self._seats[handle] = _Seat(self._new_seat(handle))
             if seat is None:
                 forgotten = self._forget_idle_seats()
                 seat = self._seats[handle] = _Seat(self._new_seat(handle))
@@ -334,8 +342,13 @@ class Connector:
             over = request.WhichOneof("message") == "end"
             with self._lock:
                 seat.answer, seat.over, seat.touched = answer, seat.over or over, time.monotonic()
-                if seat.last_session == self._session:
+                if seat.last_session == self._session and not seat.retired:
                     self._send(handle, answer)
+            if seat.retired:
+                with self._lock:
+                    seat.busy = False
+                seat.answerer.close()
+                return
             if over:
                 seat.answerer.close()
 
@@ -373,6 +386,19 @@ class Connector:
         for seat in seats:
             seat.answerer.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _started_over(seat: _Seat, request: bot_pb2.PlayRequest) -> bool:
+    """Whether `request` gives a seat this connector already plays from its start again: the
+    server sends a seat's `start` again, then its decision whole, to a connection that may not
+    know the seat (the bot's process restarted within its time). A `start` that repeats the
+    seat's last request is only that request sent again."""
+    return (
+        request.WhichOneof("message") == "start"
+        and seat.last is not None
+        and request != seat.last
+        and not seat.over
+    )
 
 
 def _until_none(outgoing: Outgoing) -> Iterator[arena_pb2.ConnectRequest]:

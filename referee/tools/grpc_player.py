@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -61,6 +61,16 @@ class PlayStream(Protocol):
     def close(self, request: bytes, timeout: float) -> bytes | None: ...
 
     def close_now(self) -> None: ...
+
+
+@runtime_checkable
+class ResumableStream(PlayStream, Protocol):
+    """A stream whose far end may lose the seat's state and need it again whole: a relayed seat,
+    whose bot can restart its process and reconnect within its time. Before each decision the
+    player gives it the same decision as a whole request (every field, as on a stream's first),
+    which the relay sends, after the seat's `start`, to a connection that may not know the seat."""
+
+    def remember_whole(self, request: bytes) -> None: ...
 
 
 @dataclass
@@ -158,6 +168,9 @@ class GrpcPlayer:
             except grpc.RpcError as error:
                 raise self._explained(_mapped_rpc(error, budget)) from None
         else:
+            if isinstance(stream, ResumableStream):
+                whole = convert.play_decide_request(**{**asked, "sent": convert.SeatSent()})
+                stream.remember_whole(whole.SerializeToString())
             response = self._exchange(seat, stream, convert.play_decide_request(**asked), budget)
         try:
             action: Action = convert.action_from_response(response, legal_actions)

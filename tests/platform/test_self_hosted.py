@@ -223,6 +223,41 @@ def test_a_newer_connection_replaces_the_older_and_gets_its_unanswered_requests(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_bot_that_restarted_is_given_its_seat_whole_and_its_answer_is_the_one_the_worker_waits_for(
+    bot_channel: grpc.Channel, registered: tuple[Bot, str]
+) -> None:
+    """A new connection may be a new process that never saw the seat: it gets the seat's `start`
+    again (its `started` is not passed on) and the waiting decision whole, with every field, and
+    the worker takes its answer to that decision as the answer to the delta it sent."""
+    bot, token = registered
+    first = BotClient(bot_channel, token)
+    first.next()
+    stream = RelayStream(bot.pk)
+    started = _worker_exchange(stream, START.SerializeToString())
+    assert first.next().request.request == START
+    first.send(stream.handle, bot_pb2.PlayResponse(started=bot_pb2.StartMatchResponse()))
+    assert bot_pb2.PlayResponse.FromString(started()).WhichOneof("message") == "started"
+    delta = bot_pb2.PlayRequest(decide=bot_pb2.DecideRequest(match_id="m1", seat=1, decision_time_ms=900))
+    whole = bot_pb2.PlayRequest(
+        decide=bot_pb2.DecideRequest(match_id="m1", seat=1, game="oh-hell", decision_time_ms=900)
+    )
+    stream.remember_whole(whole.SerializeToString())
+    decided = _worker_exchange(stream, delta.SerializeToString())
+    assert first.next().request.request == delta  # sent; then the bot's process died with its state
+    second = BotClient(bot_channel, token)
+    assert second.next().HasField("attached")
+    given = [second.next().request, second.next().request]
+    assert [each.seat for each in given] == [stream.handle] * 2
+    assert [each.request for each in given] == [START, whole], "the start again, then the decision whole"
+    second.send(stream.handle, bot_pb2.PlayResponse(started=bot_pb2.StartMatchResponse()))
+    second.send(stream.handle, bot_pb2.PlayResponse(decision=bot_pb2.DecideResponse(index=2)))
+    answer = bot_pb2.PlayResponse.FromString(decided())
+    assert answer.WhichOneof("message") == "decision" and answer.decision.index == 2
+    second.close()
+    assert second.status() == grpc.StatusCode.OK
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_flood_of_messages_ends_the_connection_with_resource_exhausted(
     bot_channel: grpc.Channel, registered: tuple[Bot, str]
 ) -> None:

@@ -414,15 +414,6 @@ def test_a_killed_client_forfeits_on_time_within_its_bank_and_the_other_seat_pla
     print(f"killed in match {killed_match}: forfeited {forfeited_after:.1f} s after the kill; {seats}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="not built: the seat's state died with the killed client. After the new process "
-    "connects, the relay sends again only the unanswered `decide`, a delta of a Play stream the new "
-    "process never saw (no `start`, no earlier state), so it cannot answer and the seat forfeits at "
-    "once (ERROR). Continuing needs the server to send the seat's `start` and a whole `decide` to a "
-    "connection that does not know the seat (docs/self-hosted.md).",
-)
 def test_a_client_killed_and_started_again_within_its_bank_continues_its_match(
     faults: Faults, tmp_path: Path
 ) -> None:

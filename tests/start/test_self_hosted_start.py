@@ -1,12 +1,14 @@
 """A self-hosted bot on the platform the README starts: registered on the site in chromium, run on
 "its own machine" by `septet bot connect FOLDER` (a separate process that reaches the Arena only
-over gRPC), challenged with the CLI, and its matches checked from the command's own database.
+over gRPC), rated on its game's open ladder while connected, challenged with the CLI, and its
+matches and ratings checked from the command's own database.
 Stopping the connecting command stops everything it started, and the site then shows the bot as
 not connected."""
 
 from __future__ import annotations
 
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -77,6 +79,16 @@ def test_a_self_hosted_bot_connects_from_its_own_process_and_plays_a_challenge(
             seats = seats_of(platform.started.data, BOT, kind="challenge")  # not its open-ladder ones
             assert len(seats) == 3, seats  # one seat in each rotation of the set
             assert all(seat.status == "finished" and not seat.forfeit_status for seat in seats), seats
+            deadline = time.monotonic() + 300
+            while not (rated := _open_ladder_rating_changes(platform.started.data, BOT)):
+                assert connecting.poll() is None, (tmp_path / "connect.log").read_text()
+                assert time.monotonic() < deadline, "a connected bot plays rated open-ladder matches"
+                time.sleep(1.0)
+            assert all(pool == "open" for pool, _ in rated), rated
+            open_seats = seats_of(platform.started.data, BOT, kind="ladder")
+            assert not [seat for seat in open_seats if seat.forfeit_status], open_seats
+            page.goto(f"http://{web}/ladders/oh-hell/open/")
+            assert BOT in page.locator("table.standings").inner_text()
             started_here = descendants(connecting.pid)
             assert started_here, "the command runs the bot folder as a process of its own"
         finally:
@@ -94,3 +106,17 @@ def test_a_self_hosted_bot_connects_from_its_own_process_and_plays_a_challenge(
         assert not watch.problems, watch.problems
     finally:
         context.close()
+
+
+def _open_ladder_rating_changes(data: Path, bot: str) -> list[tuple[str, int]]:
+    """(ladder pool, match id) of every rating change of `bot`, read from the command's database
+    (not through the site); its matches are on the open ladder only, so a pool other than "open"
+    here would be a self-hosted bot rated among sandboxed ones."""
+    with sqlite3.connect(f"file:{data / 'septet.sqlite3'}?mode=ro", uri=True, timeout=5) as connection:
+        return connection.execute(
+            "select l.pool, c.match_id from ladders_ratingchange c"
+            " join ladders_rating r on r.id = c.rating_id join ladders_ladder l on l.id = r.ladder_id"
+            " join bots_botversion v on v.id = r.bot_version_id join bots_bot b on b.id = v.bot_id"
+            " where b.name = ?",
+            [bot],
+        ).fetchall()

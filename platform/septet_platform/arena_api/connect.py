@@ -80,6 +80,8 @@ class ConnectSession:
         self._done = threading.Event()
         self._answer_ms: float | None = None
         """How long answers take from send to receive, smoothed (network and thinking)."""
+        self._restarted: set[str] = set()
+        """Seats whose `start` was sent again on attach (`_resume`): their `started` is not relayed."""
         self._ending: _End | None = None
         """Why the session ended, for the owner's connection log (None: the call went away)."""
 
@@ -91,8 +93,13 @@ class ConnectSession:
             yield pb.ConnectResponse(
                 attached=pb.ConnectAttached(bot=self.bot.name, connection=self.connection)
             )
-            for handle, (sequence, request) in sorted(bot_relay.outstanding_requests(self.bot.pk).items()):
-                self._offer(handle, sequence, request)
+            waiting = bot_relay.outstanding_requests(self.bot.pk)
+            resumes = bot_relay.resume_requests(self.bot.pk, waiting)
+            for handle, (sequence, request) in sorted(waiting.items()):
+                if handle in resumes:
+                    self._resume(handle, resumes[handle])
+                else:
+                    self._offer(handle, sequence, request)
             threading.Thread(target=self._read_answers, args=(requests,), daemon=True).start()
             threading.Thread(target=self._wait_inbox, daemon=True).start()
             while not self._done.is_set():
@@ -138,6 +145,17 @@ class ConnectSession:
             self._sent[handle] = (sequence, time.monotonic())
         message = pb.SeatRequest(seat=handle, request=bot_pb2.PlayRequest.FromString(request))
         self._out.put(pb.ConnectResponse(request=message))
+
+    def _resume(self, handle: str, resume: bot_relay.SeatResume) -> None:
+        """Gives a seat whole to this connection, whose bot may have restarted since the seat's
+        last request: its `start` again (the bot's `started` is taken here, not passed on), then
+        the outstanding decision with every field. A bot that still knows the seat starts it over
+        from the same state, so either way it answers the decision the worker waits for."""
+        with self._lock:
+            self._restarted.add(handle)
+        start = pb.SeatRequest(seat=handle, request=bot_pb2.PlayRequest.FromString(resume.start))
+        self._out.put(pb.ConnectResponse(request=start))
+        self._offer(handle, resume.sequence, resume.whole)
 
     def _wait_inbox(self) -> None:
         """Moves the worker's requests for this bot to the session's queue while it is the bot's
@@ -197,6 +215,11 @@ class ConnectSession:
         if not handle or not request.HasField("answer"):
             self._refuse(handle, "a ConnectRequest needs a seat handle and an answer")
             return
+        with self._lock:
+            restarted = handle in self._restarted
+            self._restarted.discard(handle)
+        if restarted and request.answer.WhichOneof("message") == "started":
+            return  # the answer to `_resume`'s start: the worker asked for none
         answer = request.answer.SerializeToString()
         refusal = bot_relay.relay_answer(bot_id=self.bot.pk, handle=handle, answer=answer)
         if refusal is not None:

@@ -64,6 +64,13 @@ class BotRelayKeys:
         """The bot's live connection: its id, since when, its peer and answer times."""
         return self._key("connection")
 
+    @property
+    def resume(self) -> str:
+        """Handle -> the outstanding decision as a whole request (sequence number + bytes), and
+        "<handle>:start" -> the seat's `start`: what a connection that does not know the seat
+        (the bot's process restarted) needs to answer it (`resume_requests`)."""
+        return self._key("resume")
+
 
 def seat_owner_key(handle: str) -> str:
     """Which bot a seat handle belongs to."""
@@ -93,6 +100,13 @@ class RelayStream:
         self.expired = False
         self._sequence = 0
         self._client = client
+        self._whole: bytes | None = None
+        """The next request as a whole decision (`remember_whole`), stored beside its delta."""
+
+    def remember_whole(self, request: bytes) -> None:
+        """The decision about to be sent, as a whole request: stored with it (one round trip) so
+        a restarted bot can be given the seat again (`ResumableStream`)."""
+        self._whole = request
 
     def exchange(self, request: bytes, timeout: float) -> bytes:
         """Sends `request` to the bot and returns its answer; StreamError(DEADLINE_EXCEEDED) when
@@ -130,6 +144,7 @@ class RelayStream:
         try:
             pipe = self._client().pipeline(transaction=True)
             pipe.hdel(self.keys.outstanding, self.handle)
+            pipe.hdel(self.keys.resume, self.handle, f"{self.handle}:start")
             pipe.delete(seat_owner_key(self.handle), seat_answers_key(self.handle))
             pipe.execute()
         except redis.RedisError:
@@ -142,11 +157,16 @@ class RelayStream:
         first = self._sequence == 1
         if first:
             pipe.set(seat_owner_key(self.handle), str(self.bot_id), ex=SEAT_TTL_SECONDS)
+            pipe.hset(self.keys.resume, f"{self.handle}:start", request)
+        elif self._whole is not None:
+            pipe.hset(self.keys.resume, self.handle, encode_request(self._sequence, self._whole))
+            self._whole = None
         pipe.hset(self.keys.outstanding, self.handle, encode_request(self._sequence, request))
         pipe.rpush(self.keys.inbox, self.handle)
         if first:
             pipe.expire(self.keys.outstanding, SEAT_TTL_SECONDS)
             pipe.expire(self.keys.inbox, SEAT_TTL_SECONDS)
+            pipe.expire(self.keys.resume, SEAT_TTL_SECONDS)
         pipe.execute()
 
     def _withdraw(self) -> None:
@@ -215,6 +235,37 @@ def outstanding_requests(bot_id: int, *, client: redis.Redis | None = None) -> d
     """Every request of this bot still waiting for an answer, by handle (sent again on reconnect)."""
     found = (client or live_redis()).hgetall(BotRelayKeys(bot_id).outstanding)
     return {decoded(handle): decode_request(value) for handle, value in found.items()}
+
+
+@dataclass(frozen=True)
+class SeatResume:
+    """What a connection that may not know a seat is sent for it: the seat's `start`, then its
+    outstanding decision whole, under the outstanding request's sequence number."""
+
+    start: bytes
+    sequence: int
+    whole: bytes
+
+
+def resume_requests(
+    bot_id: int, waiting: dict[str, tuple[int, bytes]], *, client: redis.Redis | None = None
+) -> dict[str, SeatResume]:
+    """For the handles of `waiting` (outstanding_requests) whose request is a decision: how to
+    give the seat whole to a restarted bot, when the worker stored it for that very decision."""
+    if not waiting:
+        return {}
+    handles = list(waiting)
+    fields = [field for handle in handles for field in (f"{handle}:start", handle)]
+    values = (client or live_redis()).hmget(BotRelayKeys(bot_id).resume, fields)
+    resumes = {}
+    for index, handle in enumerate(handles):
+        start, whole = values[2 * index], values[2 * index + 1]
+        if start is None or whole is None:
+            continue
+        sequence, request = decode_request(whole)
+        if sequence == waiting[handle][0]:
+            resumes[handle] = SeatResume(start=start, sequence=sequence, whole=request)
+    return resumes
 
 
 CONNECTION_TTL_SECONDS = 15
