@@ -166,7 +166,7 @@ async def _built(address: str, pool: futures.ThreadPoolExecutor) -> tuple[grpc.a
             *KEEPALIVE,
         ],
     )
-    arena_pb2_grpc.add_ArenaServicer_to_server(ArenaServicer(), server)  # type: ignore[no-untyped-call]
+    arena_pb2_grpc.add_ArenaServicer_to_server(ArenaServicer(), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", ARENA_SERVICE):

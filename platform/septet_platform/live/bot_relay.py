@@ -359,7 +359,7 @@ async def relay_answer_async(*, bot_id: int, handle: str, answer: bytes) -> Answ
 
 async def outstanding_requests_async(bot_id: int) -> dict[str, tuple[int, bytes]]:
     """`outstanding_requests` on the event loop's client."""
-    found = await live_redis_async().hgetall(BotRelayKeys(bot_id).outstanding)  # type: ignore[misc]
+    found = await live_redis_async().hgetall(BotRelayKeys(bot_id).outstanding)
     return {decoded(handle): decode_request(value) for handle, value in found.items()}
 
 
@@ -377,7 +377,7 @@ async def connection_renew_async(bot_id: int, *, connection: str) -> bool:
     """`connection_renew` on the event loop's client."""
     keys = BotRelayKeys(bot_id)
     client = live_redis_async()
-    if decoded(await client.hget(keys.connection, "id") or b"") != connection:  # type: ignore[misc]
+    if decoded(await client.hget(keys.connection, "id") or b"") != connection:
         return False
     await client.expire(keys.connection, CONNECTION_TTL_SECONDS)
     return True
@@ -387,8 +387,8 @@ async def connection_answer_time_async(bot_id: int, *, connection: str, millisec
     """`connection_answer_time` on the event loop's client."""
     keys = BotRelayKeys(bot_id)
     client = live_redis_async()
-    if decoded(await client.hget(keys.connection, "id") or b"") == connection:  # type: ignore[misc]
-        await client.hset(keys.connection, "answer_ms", f"{milliseconds:.1f}")  # type: ignore[misc]
+    if decoded(await client.hget(keys.connection, "id") or b"") == connection:
+        await client.hset(keys.connection, "answer_ms", f"{milliseconds:.1f}")
 
 
 async def inbox_take_async(
@@ -407,16 +407,16 @@ async def connection_drop_async(bot_id: int, *, connection: str) -> None:
     """`connection_drop` on the event loop's client."""
     keys = BotRelayKeys(bot_id)
     client = live_redis_async()
-    if decoded(await client.hget(keys.connection, "id") or b"") == connection:  # type: ignore[misc]
+    if decoded(await client.hget(keys.connection, "id") or b"") == connection:
         await client.delete(keys.connection)
 
 
 async def next_handle_async(bot_id: int, *, timeout: float) -> str | None:
     """`next_handle` on the event loop's client: the wait holds a Redis connection, not a thread."""
-    popped = await live_redis_async().blpop([BotRelayKeys(bot_id).inbox], timeout=timeout)  # type: ignore[misc]
+    popped = await live_redis_async().blpop([BotRelayKeys(bot_id).inbox], timeout=timeout)
     return None if popped is None else decoded(popped[1])
 
 
 async def handle_return_async(bot_id: int, handle: str) -> None:
     """`handle_return` on the event loop's client."""
-    await live_redis_async().lpush(BotRelayKeys(bot_id).inbox, handle)  # type: ignore[misc]
+    await live_redis_async().lpush(BotRelayKeys(bot_id).inbox, handle)
