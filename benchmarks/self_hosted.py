@@ -22,8 +22,9 @@ SIGTERM too):
   read from INFO's used_cpu_user/sys, which counts every client of that server, not only this run.
 - The platform: Django's base settings on a new SQLite database (migrated), one owner and `--bots`
   self-hosted bots registered with `self_hosted_bot_register`, each with its token.
-- The Arena: one process running `arena_api.server.create_server` as production does (32 threads;
-  SEPTET_ARENA_STREAMS stream slots, 16 by default), on a free loopback port.
+- The Arena: one process running `arena_api.server.create_server` as production does (a grpc.aio
+  server: Connect sessions are coroutines on its event loop, up to SEPTET_ARENA_CONNECTIONS; the
+  other methods run on its 32 threads), on a free loopback port.
 - The bots: one process each, the SDK's `connect(bot, server)` (its token in SEPTET_TOKEN) with a
   trivial policy (the first legal action, forced answers not padded), so the bots' own thinking is
   negligible. Each process also serves the same bot with the SDK's `create_server` on a unix
@@ -41,13 +42,21 @@ of the rounds; the Arena process's own share of a core is shown too (one Python 
 core is its ceiling). The centre's CPU while the direct mode runs is what N idle connections cost
 it (shown; the verdict counts the relayed window's whole centre CPU, idle share included).
 
-The Arena is a thread-per-call gRPC server: a Connect stream holds one of its threads for as long
-as the bot is connected, and takes one of SEPTET_ARENA_STREAMS slots, which must stay below the
-32 threads so unary calls keep threads of their own. As production runs it, 16 bots at most are
-connected to one Arena process: the issue's 100 do not fit, so `--bots` defaults to 16. Asked for
-more, the run says how many connected, stops the rest and measures those; `--arena-threads` and
-`--arena-streams` give the Arena more (create_server's max_workers and SEPTET_ARENA_STREAMS) to
-see what 100 would cost, e.g. `--bots 100 --arena-threads 128 --arena-streams 110`.
+Before the Arena served Connect asynchronously it was a thread-per-call gRPC server: a Connect
+stream held one of its 32 threads and one of 16 stream slots for as long as the bot was connected
+(16 bots per Arena process at most) and each relayed decision crossed three threads. Now a session
+is coroutines on the event loop with an asyncio Redis BLPOP on the bot's inbox: the issue's 100
+bots connect to one Arena process as production runs it. `--bots` still defaults to 16, so runs
+compare with the earlier figures (docs/self-hosted.md, "Measured"). Asked for more bots than
+connect, the run says how many did, stops the rest and measures those. `--arena-threads` and
+`--arena-streams` still set the pool (create_server's max_workers) and SEPTET_ARENA_STREAMS, which
+now bound only the thread-holding streams (FollowMatch, GetReplay), not Connect.
+
+Figures on 2 shared cores, 16 bots, before and after in the same hour (docs/self-hosted.md):
+centre CPU per relayed decision 824 us (Arena 705 + Redis 119) before, 799 us (691 + 108) after,
+about 5x the worker's own (goal 2x: missed; the gain is within the runs' noise); with `--bots 100`
+all 100 connect to one Arena process as production runs it (16 before) and the relay does 927
+decisions/s at 738 us of centre CPU each.
 
     python benchmarks/self_hosted.py [--bots 16] [--tables 4] [--seconds 20] [--rounds 2]
         [--mode both|relay|direct] [--arena-threads 32] [--arena-streams N] [--redis-url URL]
@@ -712,7 +721,8 @@ def run(args: argparse.Namespace, started: Started, scratch: Path, prefix: str) 
     connected = wait_connected(bots, CONNECT_WAIT_SECONDS + 0.5 * len(bots))
     production = args.arena_threads == PRODUCTION_ARENA_THREADS and not args.arena_streams
     print(
-        f"Arena: {args.arena_threads} threads, {streams} stream slots"
+        f"Arena: {args.arena_threads} threads, {streams} thread-holding stream slots, "
+        f"{settings.SEPTET_ARENA_CONNECTIONS} Connect sessions (coroutines)"
         + (" (as production runs it)" if production else " (raised for this run)")
         + "; Redis: "
         + (
@@ -726,9 +736,8 @@ def run(args: argparse.Namespace, started: Started, scratch: Path, prefix: str) 
         refused = sum("RESOURCE_EXHAUSTED" in Path(bot["log"]).read_text() for bot in bots)
         print(
             f"LIMIT: {len(connected)} of {len(bots)} bots connected; {refused} were refused with "
-            f"RESOURCE_EXHAUSTED: the Arena is a thread-per-call gRPC server and a Connect stream holds "
-            f"a thread and one of its {streams} stream slots (SEPTET_ARENA_STREAMS, below its "
-            f"{args.arena_threads} threads) while connected. Measuring the {len(connected)} connected."
+            f"RESOURCE_EXHAUSTED (SEPTET_ARENA_CONNECTIONS: {settings.SEPTET_ARENA_CONNECTIONS}, "
+            f"{settings.SEPTET_ARENA_STREAMS_PER_USER} per bot). Measuring the {len(connected)} connected."
         )
         ids = {bot["id"] for bot in connected}
         for bot in bots:
@@ -741,7 +750,7 @@ def run(args: argparse.Namespace, started: Started, scratch: Path, prefix: str) 
     if production and len(bots) < 100:
         print(
             f"the issue's 100 connected bots: {len(bots)} here; one Arena process as production runs it "
-            f"holds {streams} Connect streams at most (see --arena-threads, --arena-streams)"
+            f"holds {settings.SEPTET_ARENA_CONNECTIONS} Connect sessions at most (--bots 100 to see 100)"
         )
     print(
         f"{len(bots)} SDK bots (first legal action), {GAME}, {args.tables} tables at once x {SEATS} seats "

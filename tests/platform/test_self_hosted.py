@@ -269,6 +269,41 @@ def test_a_flood_of_messages_ends_the_connection_with_resource_exhausted(
     assert client.status() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
+@pytest.mark.django_db(transaction=True)
+def test_connected_bots_hold_no_thread_so_more_connect_than_the_arena_has_threads(
+    owner: AbstractBaseUser, live_redis: redis.Redis, settings: Any
+) -> None:
+    from septet_platform.arena_api.server import create_server
+
+    settings.SEPTET_ARENA_STREAMS = 3
+    threads, count = 8, 12
+    server, port = create_server("127.0.0.1:0", max_workers=threads)
+    server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        bots = [
+            self_hosted_bot_register(owner=owner, name=f"gpu-bot-{n}", games=["oh-hell"])
+            for n in range(count)
+        ]
+        clients = [BotClient(channel, token) for _, token in bots]
+        assert all(client.next().HasField("attached") for client in clients), "more bots than threads attach"
+        started = time.monotonic()
+        arena_pb2_grpc.ArenaStub(channel).ListLadders(arena_pb2.ListLaddersRequest(), timeout=5)
+        assert time.monotonic() - started < 2, "a unary call still finds a thread"
+        streams = [RelayStream(bot.pk) for bot, _ in bots]
+        answers = [_worker_exchange(stream, START.SerializeToString()) for stream in streams]
+        for client, stream in zip(clients, streams, strict=True):
+            assert client.next().request.seat == stream.handle
+            client.send(stream.handle, bot_pb2.PlayResponse(started=bot_pb2.StartMatchResponse()))
+        assert all(bot_pb2.PlayResponse.FromString(answer()).HasField("started") for answer in answers)
+        for client in clients:
+            client.close()
+        assert all(client.status() == grpc.StatusCode.OK for client in clients)
+    finally:
+        channel.close()
+        server.stop(grace=None).wait()
+
+
 # Where self-hosted bots play ---------------------------------------------------------------------
 
 

@@ -6,34 +6,37 @@ before (a reconnect continues where the last connection stopped), then relays: t
 requests for the bot's seats go out as `SeatRequest`s (live.bot_relay), and the bot's answers come
 back and are passed on only for a seat of this bot with a request waiting (`refused` otherwise).
 
-Three threads per session: gRPC's own (this generator, which sends), one reading the bot's
-answers, one waiting on the bot's inbox. Nothing the bot sends is trusted: an answer is bytes the
-worker parses and checks as it would a sandboxed bot's; here only its seat handle is checked,
-and how fast it sends (a flood ends the session with RESOURCE_EXHAUSTED).
+No thread per session: a session is three coroutines on the Arena's event loop (this generator,
+which sends; one reading the bot's answers; one waiting on the bot's inbox with an asyncio Redis
+BLPOP), so one Arena process holds hundreds of connected bots and a relayed decision costs no
+thread hand-off. Only the connection log (the database) is written from a pool thread. Nothing the
+bot sends is trusted: an answer is bytes the worker parses and checks as it would a sandboxed
+bot's; here only its seat handle is checked, and how fast it sends (a flood ends the session with
+RESOURCE_EXHAUSTED).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import queue
 import secrets
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import grpc
 import redis
-from django.db import DatabaseError
+from django.db import DatabaseError, close_old_connections
 
 from referee.botkit.protocol import arena_pb2 as pb
 from referee.botkit.protocol import bot_pb2
+from septet_platform.arena_api.handlers import Refusal
 from septet_platform.bots.models import Bot, ConnectionEvent
 from septet_platform.bots.self_hosted import connection_event_record
 from septet_platform.live import bot_relay
 
 INBOX_WAIT_SECONDS = 1.0
-"""How long the inbox thread blocks at once, so it notices a replaced or closed session soon."""
+"""How long the inbox wait blocks at once, so it notices a replaced or closed session soon."""
 RENEW_EVERY_SECONDS = 3.0
 ANSWERS_PER_SECOND = 200.0
 ANSWER_BURST = 400.0
@@ -69,15 +72,16 @@ class _AnswerBudget:
 class ConnectSession:
     """One Connect call of one self-hosted bot (see the module docstring)."""
 
-    def __init__(self, bot: Bot, context: grpc.ServicerContext) -> None:
-        self.bot = bot
+    def __init__(self, bot: Bot, context: grpc.aio.ServicerContext) -> None:
+        self.bot_id: int = bot.pk
+        self.bot_name = bot.name
         self.context = context
         self.connection = secrets.token_urlsafe(CONNECTION_ID_BYTES)
-        self._out: queue.Queue[pb.ConnectResponse | _End] = queue.Queue()
+        self._out: asyncio.Queue[pb.ConnectResponse | _End] = asyncio.Queue()
         self._sent: dict[str, tuple[int, float]] = {}
         """Handle -> (sequence number, when) of the last request sent on this connection."""
-        self._lock = threading.Lock()
-        self._done = threading.Event()
+        self._closing = False
+        """Set when the call ends: the inbox wait then returns, giving back a handle it popped."""
         self._answer_ms: float | None = None
         """How long answers take from send to receive, smoothed (network and thinking)."""
         self._restarted: set[str] = set()
@@ -85,97 +89,101 @@ class ConnectSession:
         self._ending: _End | None = None
         """Why the session ended, for the owner's connection log (None: the call went away)."""
 
-    def run(self, requests: Iterator[pb.ConnectRequest]) -> Iterator[pb.ConnectResponse]:
-        bot_relay.connection_take(self.bot.pk, connection=self.connection, peer=self.context.peer())
-        self._log(ConnectionEvent.Kind.CONNECTED, f"from {self.context.peer()}")
-        self.context.add_callback(self._done.set)
+    async def run(self, requests: AsyncIterator[pb.ConnectRequest]) -> AsyncIterator[pb.ConnectResponse]:
+        peer = self.context.peer()
+        await bot_relay.connection_take_async(self.bot_id, connection=self.connection, peer=peer)
+        await self._log(ConnectionEvent.Kind.CONNECTED, f"from {peer}")
+        reader: asyncio.Task[None] | None = None
         try:
             yield pb.ConnectResponse(
-                attached=pb.ConnectAttached(bot=self.bot.name, connection=self.connection)
+                attached=pb.ConnectAttached(bot=self.bot_name, connection=self.connection)
             )
-            waiting = bot_relay.outstanding_requests(self.bot.pk)
-            resumes = bot_relay.resume_requests(self.bot.pk, waiting)
+            waiting = await bot_relay.outstanding_requests_async(self.bot_id)
+            resumes = await bot_relay.resume_requests_async(self.bot_id, waiting)
             for handle, (sequence, request) in sorted(waiting.items()):
                 if handle in resumes:
                     self._resume(handle, resumes[handle])
                 else:
                     self._offer(handle, sequence, request)
-            threading.Thread(target=self._read_answers, args=(requests,), daemon=True).start()
-            threading.Thread(target=self._wait_inbox, daemon=True).start()
-            while not self._done.is_set():
-                try:
-                    item = self._out.get(timeout=RENEW_EVERY_SECONDS)
-                except queue.Empty:
-                    continue
+            reader = asyncio.create_task(self._read_answers(requests))
+            # Not cancelled when the call ends (a BLPOP cut short could lose a handle it popped):
+            # it sees `_closing` within INBOX_WAIT_SECONDS and gives back what it took.
+            _background(asyncio.create_task(self._wait_inbox()))
+            while True:
+                item = await self._out.get()
                 if isinstance(item, _End):
                     self._ending = item
                     if item.code is not None:
-                        self.context.abort(item.code, item.details)
+                        await self.context.abort(item.code, item.details)
                     return
                 yield item
         finally:
-            self._done.set()
-            bot_relay.connection_drop(self.bot.pk, connection=self.connection)
-            self._log_end()
+            self._closing = True
+            if reader is not None:
+                reader.cancel()
+            with contextlib.suppress(redis.RedisError):
+                await bot_relay.connection_drop_async(self.bot_id, connection=self.connection)
+            await self._log_end()
 
-    def _log_end(self) -> None:
+    async def _log_end(self) -> None:
         """Records how the session ended in the owner's connection log."""
         ending = self._ending
         if ending is not None and ending.code == grpc.StatusCode.ABORTED:
-            self._log(ConnectionEvent.Kind.REPLACED, ending.details)
+            await self._log(ConnectionEvent.Kind.REPLACED, ending.details)
         elif ending is not None and ending.code is not None:
-            self._log(ConnectionEvent.Kind.DISCONNECTED, f"{ending.code.name}: {ending.details}")
+            await self._log(ConnectionEvent.Kind.DISCONNECTED, f"{ending.code.name}: {ending.details}")
         elif ending is not None:
-            self._log(ConnectionEvent.Kind.DISCONNECTED, "the bot closed its connection")
+            await self._log(ConnectionEvent.Kind.DISCONNECTED, "the bot closed its connection")
         else:
-            self._log(
+            await self._log(
                 ConnectionEvent.Kind.DISCONNECTED, "the connection was lost (network, keepalive or client)"
             )
 
-    def _log(self, kind: str, detail: str) -> None:
-        """A line of the connection log; a database that is away costs the log line, not the play."""
-        with contextlib.suppress(DatabaseError):
-            connection_event_record(bot_id=self.bot.pk, kind=kind, detail=detail)
+    async def _log(self, kind: str, detail: str) -> None:
+        """A line of the connection log, written on a pool thread (the database is not for the
+        event loop); a database that is away costs the log line, not the play."""
+        await asyncio.to_thread(_log_record, self.bot_id, kind, detail)
 
     def _offer(self, handle: str, sequence: int, request: bytes) -> None:
         """Queues a request for the bot unless this connection sent it already."""
-        with self._lock:
-            if self._sent.get(handle, (0, 0.0))[0] >= sequence:
-                return
-            self._sent[handle] = (sequence, time.monotonic())
+        if self._sent.get(handle, (0, 0.0))[0] >= sequence:
+            return
+        self._sent[handle] = (sequence, time.monotonic())
         message = pb.SeatRequest(seat=handle, request=bot_pb2.PlayRequest.FromString(request))
-        self._out.put(pb.ConnectResponse(request=message))
+        self._out.put_nowait(pb.ConnectResponse(request=message))
 
     def _resume(self, handle: str, resume: bot_relay.SeatResume) -> None:
         """Gives a seat whole to this connection, whose bot may have restarted since the seat's
         last request: its `start` again (the bot's `started` is taken here, not passed on), then
         the outstanding decision with every field. A bot that still knows the seat starts it over
         from the same state, so either way it answers the decision the worker waits for."""
-        with self._lock:
-            self._restarted.add(handle)
+        self._restarted.add(handle)
         start = pb.SeatRequest(seat=handle, request=bot_pb2.PlayRequest.FromString(resume.start))
-        self._out.put(pb.ConnectResponse(request=start))
+        self._out.put_nowait(pb.ConnectResponse(request=start))
         self._offer(handle, resume.sequence, resume.whole)
 
-    def _wait_inbox(self) -> None:
+    async def _wait_inbox(self) -> None:
         """Moves the worker's requests for this bot to the session's queue while it is the bot's
         connection; ends the session with ABORTED once a newer connection replaced it."""
         renewed = time.monotonic()
         try:
-            while not self._done.is_set():
+            while not self._closing:
                 if time.monotonic() - renewed >= RENEW_EVERY_SECONDS:
-                    if not bot_relay.connection_renew(self.bot.pk, connection=self.connection):
+                    if not await bot_relay.connection_renew_async(self.bot_id, connection=self.connection):
                         self._end(grpc.StatusCode.ABORTED, self._replaced())
                         return
-                    self._answer_time_record()
+                    await self._answer_time_record()
                     renewed = time.monotonic()
-                handle = bot_relay.next_handle(self.bot.pk, timeout=INBOX_WAIT_SECONDS)
+                handle = await bot_relay.next_handle_async(self.bot_id, timeout=INBOX_WAIT_SECONDS)
                 if handle is None:
                     continue
-                current, waiting = bot_relay.inbox_take(self.bot.pk, handle, connection=self.connection)
-                if self._done.is_set() or not current:
-                    bot_relay.handle_return(self.bot.pk, handle)  # for the connection that replaced this one
-                    if not self._done.is_set():
+                current, waiting = await bot_relay.inbox_take_async(
+                    self.bot_id, handle, connection=self.connection
+                )
+                if self._closing or not current:
+                    # for the connection that replaced this one
+                    await bot_relay.handle_return_async(self.bot_id, handle)
+                    if not self._closing:
                         self._end(grpc.StatusCode.ABORTED, self._replaced())
                     return
                 if waiting is not None:
@@ -183,11 +191,11 @@ class ConnectSession:
         except redis.RedisError as error:
             self._end(grpc.StatusCode.UNAVAILABLE, f"the relay is unavailable ({error}); reconnect")
 
-    def _read_answers(self, requests: Iterator[pb.ConnectRequest]) -> None:
+    async def _read_answers(self, requests: AsyncIterator[pb.ConnectRequest]) -> None:
         budget = _AnswerBudget()
         try:
-            for request in requests:
-                if self._done.is_set():
+            async for request in requests:
+                if self._closing:
                     return
                 if not budget.take():
                     self._end(
@@ -195,54 +203,70 @@ class ConnectSession:
                         f"more than {ANSWERS_PER_SECOND:.0f} messages a second: a bot answers once a request",
                     )
                     return
-                self._answer(request)
-        except Exception as error:  # the call ended under the reader: reported, not raised
-            if isinstance(error, grpc.RpcError) or self._done.is_set():
-                self._end(None)
-                return
-            # The input check aborted on a message that did not parse or was out of range: its
-            # status is set on the call already; the sending thread ends it with that status.
-            details = self.context.details()
-            self._end(
-                self.context.code() or grpc.StatusCode.INVALID_ARGUMENT,
-                details.decode() if isinstance(details, bytes) else (details or str(error)),
-            )
+                await self._answer(request)
+        except Refusal as refusal:  # the input check refused a message (it did not parse, or out of range)
+            self._end(refusal.code, refusal.details)
+            return
+        except redis.RedisError as error:
+            self._end(grpc.StatusCode.UNAVAILABLE, f"the relay is unavailable ({error}); reconnect")
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the call ended under the reader: reported, not raised
+            self._end(None)
             return
         self._end(None)  # the bot closed its side: the session ends OK
 
-    def _answer(self, request: pb.ConnectRequest) -> None:
+    async def _answer(self, request: pb.ConnectRequest) -> None:
         handle = request.seat
         if not handle or not request.HasField("answer"):
             self._refuse(handle, "a ConnectRequest needs a seat handle and an answer")
             return
-        with self._lock:
-            restarted = handle in self._restarted
-            self._restarted.discard(handle)
+        restarted = handle in self._restarted
+        self._restarted.discard(handle)
         if restarted and request.answer.WhichOneof("message") == "started":
             return  # the answer to `_resume`'s start: the worker asked for none
         answer = request.answer.SerializeToString()
-        refusal = bot_relay.relay_answer(bot_id=self.bot.pk, handle=handle, answer=answer)
+        refusal = await bot_relay.relay_answer_async(bot_id=self.bot_id, handle=handle, answer=answer)
         if refusal is not None:
             self._refuse(handle, str(refusal))
             return
-        with self._lock:
-            sent = self._sent.get(handle)
-            if sent is not None:  # smoothed here; written with the connection's renewal
-                took = (time.monotonic() - sent[1]) * 1000
-                before = self._answer_ms
-                self._answer_ms = took if before is None else 0.8 * before + 0.2 * took
+        sent = self._sent.get(handle)
+        if sent is not None:  # smoothed here; written with the connection's renewal
+            took = (time.monotonic() - sent[1]) * 1000
+            before = self._answer_ms
+            self._answer_ms = took if before is None else 0.8 * before + 0.2 * took
 
-    def _answer_time_record(self) -> None:
-        with self._lock:
-            smoothed = self._answer_ms
+    async def _answer_time_record(self) -> None:
+        smoothed = self._answer_ms
         if smoothed is not None:
-            bot_relay.connection_answer_time(self.bot.pk, connection=self.connection, milliseconds=smoothed)
+            await bot_relay.connection_answer_time_async(
+                self.bot_id, connection=self.connection, milliseconds=smoothed
+            )
 
     def _refuse(self, handle: str, reason: str) -> None:
-        self._out.put(pb.ConnectResponse(refused=pb.ConnectRefused(seat=handle, reason=reason)))
+        self._out.put_nowait(pb.ConnectResponse(refused=pb.ConnectRefused(seat=handle, reason=reason)))
 
     def _end(self, code: grpc.StatusCode | None, details: str = "") -> None:
-        self._out.put(_End(code, details))
+        self._out.put_nowait(_End(code, details))
 
     def _replaced(self) -> str:
-        return f"a newer connection for the bot {self.bot.name!r} replaced this one"
+        return f"a newer connection for the bot {self.bot_name!r} replaced this one"
+
+
+_running: set[asyncio.Task[None]] = set()
+"""Tasks left to finish by themselves (the event loop keeps only weak references to tasks)."""
+
+
+def _background(task: asyncio.Task[None]) -> None:
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+
+
+def _log_record(bot_id: int, kind: str, detail: str) -> None:
+    close_old_connections()
+    try:
+        with contextlib.suppress(DatabaseError):
+            connection_event_record(bot_id=bot_id, kind=kind, detail=detail)
+    finally:
+        close_old_connections()

@@ -1,14 +1,21 @@
-"""Rewrapping a gRPC method handler, for the Arena's server interceptors (auth.py, inputs.py).
+"""Rewrapping a gRPC method handler, for the Arena's server interceptors (auth.py, inputs.py,
+threaded.py).
 
 grpc's ServerInterceptor returns a handler, and a handler is one of four kinds (unary or stream
 in, unary or stream out) with its own constructor. An interceptor that wraps the behaviour (or
 the request parser) builds the same kind again around its wrapper: `rewrapped` is that step, and
 `ServiceInterceptor` the part every such interceptor shares (one service's methods only).
+
+The Arena is a grpc.aio server: most methods are plain functions run on its thread pool
+(threaded.py), Connect is a coroutine (an async generator) run on the event loop. A wrapper for
+an async behaviour cannot abort through a synchronous context, so it raises `Refusal` and the
+code that owns the call turns it into the status (`is_async` tells the two behaviours apart).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -22,6 +29,22 @@ _KINDS: dict[str, Callable[..., grpc.RpcMethodHandler]] = {
     "stream_unary": grpc.stream_unary_rpc_method_handler,
     "stream_stream": grpc.stream_stream_rpc_method_handler,
 }
+
+
+class Refusal(Exception):
+    """A call refused with `code` and `details`, raised where no context can abort it (the
+    coroutine methods' wrappers, and code that runs on a thread for them)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
+
+
+def is_async(behavior: Behavior) -> bool:
+    """True for a behaviour the event loop runs itself (a coroutine or async generator function),
+    as grpc.aio tells them apart."""
+    return inspect.iscoroutinefunction(behavior) or inspect.isasyncgenfunction(behavior)
 
 
 def streams_requests(kind: str) -> bool:
@@ -53,18 +76,18 @@ def rewrapped(
     raise ValueError(f"a method handler of no known kind: {handler!r}")
 
 
-class ServiceInterceptor(grpc.ServerInterceptor):
+class ServiceInterceptor(grpc.aio.ServerInterceptor):
     """Rewraps the handlers of one service's methods (`service`: its "/package.Service/" prefix)
     with `rewrap`; every other method, and a method no servicer has, passes untouched."""
 
     service: str
 
-    def intercept_service(
+    async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
         method = handler_call_details.method
         if handler is None or not method.startswith(self.service):
             return handler

@@ -19,8 +19,10 @@ reasons.
 
 from __future__ import annotations
 
+import inspect
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +31,13 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from septet_platform.arena_api.auth import SERVICE
-from septet_platform.arena_api.handlers import ServiceInterceptor, rewrapped, streams_requests
+from septet_platform.arena_api.handlers import (
+    Refusal,
+    ServiceInterceptor,
+    is_async,
+    rewrapped,
+    streams_requests,
+)
 from septet_platform.arena_api.selectors import BAD_PAGE_TOKEN, MAX_PAGE_TOKEN
 
 MAX_TEXT = 150
@@ -87,14 +95,22 @@ def _text_check(name: str, text: str) -> None:
         raise BadInput(f"{name} holds a control character (a NUL or a newline, say); no {name} here does")
 
 
-def _checked(request: Any, context: grpc.ServicerContext) -> Any:
-    """`request`, or an INVALID_ARGUMENT abort when it did not parse or is out of range."""
+def _refusal(request: Any) -> Refusal | None:
+    """Why `request` is refused (it did not parse or is out of range), None when it is fine."""
     if isinstance(request, Unparsable):
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.reason)
+        return Refusal(grpc.StatusCode.INVALID_ARGUMENT, request.reason)
     try:
         request_check(request)
     except BadInput as error:
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return Refusal(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+    return None
+
+
+def _checked(request: Any, context: grpc.ServicerContext) -> Any:
+    """`request`, or an INVALID_ARGUMENT abort when it did not parse or is out of range."""
+    refusal = _refusal(request)
+    if refusal is not None:
+        context.abort(refusal.code, refusal.details)
     return request
 
 
@@ -117,6 +133,33 @@ def _streamed(behavior: Callable[..., Any]) -> Callable[[Iterator[Any], grpc.Ser
     return call
 
 
+async def _each_async(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The coroutine methods' requests, checked: a bad one raises `Refusal` in the method's reader
+    (arena_api.connect ends the call with it), as `_each` aborts a threaded method."""
+    async for request in requests:
+        refusal = _refusal(request)
+        if refusal is not None:
+            raise refusal
+        yield request
+
+
+def _streamed_async(behavior: Callable[..., Any]) -> Callable[[AsyncIterator[Any], Any], AsyncIterator[Any]]:
+    async def call(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
+        async with aclosing(behavior(_each_async(requests), context)) as responses:
+            async for response in responses:
+                yield response
+
+    return call
+
+
+def _wrap(behavior: Callable[..., Any], kind: str) -> Callable[..., Any]:
+    if is_async(behavior):
+        if kind != "stream_stream" or not inspect.isasyncgenfunction(behavior):
+            raise TypeError(f"only a bidirectional coroutine method is checked on the event loop, not {kind}")
+        return _streamed_async(behavior)
+    return _streamed(behavior) if streams_requests(kind) else _single(behavior)
+
+
 class ArenaInputInterceptor(ServiceInterceptor):
     """Refuses unparsable or out-of-range Arena requests (see the module docstring); other
     services pass untouched."""
@@ -126,6 +169,6 @@ class ArenaInputInterceptor(ServiceInterceptor):
     def rewrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         return rewrapped(
             handler,
-            lambda behavior, kind: _streamed(behavior) if streams_requests(kind) else _single(behavior),
+            _wrap,
             request_deserializer=_parsing(handler.request_deserializer, method),
         )

@@ -5,7 +5,8 @@ The caller's user, if any, comes from the auth interceptor (`auth.current_user`)
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 from datetime import datetime
 from typing import NoReturn
 
@@ -402,13 +403,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             context.abort(grpc.StatusCode.PERMISSION_DENIED, str(error))
         return pb.SetChallengesAcceptedResponse(bot=bot.name, accepts=bot.accepts_challenges)
 
-    def Connect(
-        self, request_iterator: Iterator[pb.ConnectRequest], context: grpc.ServicerContext
-    ) -> Iterator[pb.ConnectResponse]:
-        """A self-hosted bot's connection (arena_api.connect); the token is scoped to the bot."""
+    async def Connect(  # type: ignore[override]
+        self, request_iterator: AsyncIterator[pb.ConnectRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.ConnectResponse]:
+        """A self-hosted bot's connection (arena_api.connect); the token is scoped to the bot. A
+        coroutine on the event loop, unlike every other method: a connected bot holds no thread."""
         token = current_token.get()
         assert token is not None and token.bot is not None  # the interceptor refused any other
-        yield from ConnectSession(token.bot, context).run(request_iterator)
+        async with aclosing(ConnectSession(token.bot, context).run(request_iterator)) as responses:
+            async for response in responses:
+                yield response
 
     def FollowMatch(
         self, request: pb.FollowMatchRequest, context: grpc.ServicerContext

@@ -1,9 +1,9 @@
 """Bounds on the Arena's long-lived streams, so followers cannot take the server from everyone.
 
-The Arena is a thread-per-call gRPC server: a `FollowMatch` stream holds one of its threads for as
-long as it stays open, and a slow `GetReplay` reader for as long as it reads. Sixteen anonymous
-followers once took all sixteen threads, and every other call, from every user, then failed with
-DEADLINE_EXCEEDED. So streams get a share of the threads and no more:
+The Arena runs its plain methods on a thread pool (threaded.py): a `FollowMatch` stream holds one
+of its threads for as long as it stays open, and a slow `GetReplay` reader for as long as it
+reads. Sixteen anonymous followers once took all sixteen threads, and every other call, from every
+user, then failed with DEADLINE_EXCEEDED. So streams get a share of the threads and no more:
 
 - at most `total` streams at once, always fewer than the server's threads (`create_server`
   refuses otherwise), so unary calls keep threads of their own;
@@ -13,6 +13,9 @@ DEADLINE_EXCEEDED. So streams get a share of the threads and no more:
   instead of queueing behind the others;
 - a follower whose match has not changed for the idle timeout is ended (see the servicer), so a
   forgotten stream gives its slot back.
+
+A self-hosted bot's Connect holds no thread (a coroutine on the event loop): it is counted by a
+limiter of its own, SEPTET_ARENA_CONNECTIONS in all, one key per bot.
 """
 
 from __future__ import annotations

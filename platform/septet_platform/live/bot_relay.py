@@ -21,16 +21,19 @@ import contextlib
 import secrets
 import struct
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 import grpc
 import redis
+import redis.asyncio
+from redis.commands.core import AsyncScript
 
 from referee.tools.grpc_player import GrpcPlayer
 from referee.tools.grpc_stream import StreamError
-from septet_platform.live.connection import decoded, key_prefix, live_redis
+from septet_platform.live.connection import decoded, key_prefix, live_redis, live_redis_async
 
 HANDLE_BYTES = 12
 SEAT_TTL_SECONDS = 6 * 3600
@@ -257,6 +260,14 @@ def resume_requests(
     handles = list(waiting)
     fields = [field for handle in handles for field in (f"{handle}:start", handle)]
     values = (client or live_redis()).hmget(BotRelayKeys(bot_id).resume, fields)
+    return _resumes(handles, waiting, values)
+
+
+def _resumes(
+    handles: list[str], waiting: dict[str, tuple[int, bytes]], values: list[bytes | None]
+) -> dict[str, SeatResume]:
+    """The seats whose start and whole decision (`values`, two per handle) were stored for the
+    very decision still waiting."""
     resumes = {}
     for index, handle in enumerate(handles):
         start, whole = values[2 * index], values[2 * index + 1]
@@ -377,3 +388,104 @@ def next_handle(bot_id: int, *, timeout: float, client: redis.Redis | None = Non
 def handle_return(bot_id: int, handle: str, *, client: redis.Redis | None = None) -> None:
     """Puts a handle back at the head of the inbox (popped by a session that was replaced)."""
     (client or live_redis()).lpush(BotRelayKeys(bot_id).inbox, handle)
+
+
+# The Arena's Connect sessions are coroutines on its event loop (arena_api.connect): the same calls
+# on the asyncio client, so a connected bot waits on its inbox without a thread. Each is its
+# namesake above, one for one.
+
+
+_answer_scripts: weakref.WeakKeyDictionary[redis.asyncio.Redis, AsyncScript] = weakref.WeakKeyDictionary()
+
+
+async def relay_answer_async(*, bot_id: int, handle: str, answer: bytes) -> AnswerRefusal | None:
+    """`relay_answer` on the event loop's client."""
+    keys = BotRelayKeys(bot_id)
+    client = live_redis_async()
+    script = _answer_scripts.get(client)
+    if script is None:  # EVALSHA from now on: Redis need not read and hash the script each answer
+        script = _answer_scripts[client] = client.register_script(_ANSWER_SCRIPT)
+    outcome = decoded(
+        await script(
+            keys=[seat_owner_key(handle), keys.outstanding, seat_answers_key(handle)],
+            args=[str(bot_id), handle, answer, SEAT_TTL_SECONDS],
+        )
+    )
+    if outcome == "taken":
+        return None
+    return AnswerRefusal.NOT_YOURS if outcome == "not-yours" else AnswerRefusal.NOT_DUE
+
+
+async def outstanding_requests_async(bot_id: int) -> dict[str, tuple[int, bytes]]:
+    """`outstanding_requests` on the event loop's client."""
+    found = await live_redis_async().hgetall(BotRelayKeys(bot_id).outstanding)
+    return {decoded(handle): decode_request(value) for handle, value in found.items()}
+
+
+async def resume_requests_async(bot_id: int, waiting: dict[str, tuple[int, bytes]]) -> dict[str, SeatResume]:
+    """`resume_requests` on the event loop's client."""
+    if not waiting:
+        return {}
+    handles = list(waiting)
+    fields = [field for handle in handles for field in (f"{handle}:start", handle)]
+    values = await live_redis_async().hmget(BotRelayKeys(bot_id).resume, fields)
+    return _resumes(handles, waiting, values)
+
+
+async def connection_take_async(bot_id: int, *, connection: str, peer: str) -> None:
+    """`connection_take` on the event loop's client."""
+    keys = BotRelayKeys(bot_id)
+    pipe = live_redis_async().pipeline(transaction=True)
+    pipe.delete(keys.connection)
+    pipe.hset(keys.connection, mapping={"id": connection, "since": f"{time.time():.3f}", "peer": peer[:150]})
+    pipe.expire(keys.connection, CONNECTION_TTL_SECONDS)
+    await pipe.execute()
+
+
+async def connection_renew_async(bot_id: int, *, connection: str) -> bool:
+    """`connection_renew` on the event loop's client."""
+    keys = BotRelayKeys(bot_id)
+    client = live_redis_async()
+    if decoded(await client.hget(keys.connection, "id") or b"") != connection:
+        return False
+    await client.expire(keys.connection, CONNECTION_TTL_SECONDS)
+    return True
+
+
+async def connection_answer_time_async(bot_id: int, *, connection: str, milliseconds: float) -> None:
+    """`connection_answer_time` on the event loop's client."""
+    keys = BotRelayKeys(bot_id)
+    client = live_redis_async()
+    if decoded(await client.hget(keys.connection, "id") or b"") == connection:
+        await client.hset(keys.connection, "answer_ms", f"{milliseconds:.1f}")
+
+
+async def inbox_take_async(
+    bot_id: int, handle: str, *, connection: str
+) -> tuple[bool, tuple[int, bytes] | None]:
+    """`inbox_take` on the event loop's client."""
+    keys = BotRelayKeys(bot_id)
+    pipe = live_redis_async().pipeline(transaction=False)
+    pipe.hget(keys.connection, "id")
+    pipe.hget(keys.outstanding, handle)
+    current, waiting = await pipe.execute()
+    return decoded(current or b"") == connection, None if waiting is None else decode_request(waiting)
+
+
+async def connection_drop_async(bot_id: int, *, connection: str) -> None:
+    """`connection_drop` on the event loop's client."""
+    keys = BotRelayKeys(bot_id)
+    client = live_redis_async()
+    if decoded(await client.hget(keys.connection, "id") or b"") == connection:
+        await client.delete(keys.connection)
+
+
+async def next_handle_async(bot_id: int, *, timeout: float) -> str | None:
+    """`next_handle` on the event loop's client: the wait holds a Redis connection, not a thread."""
+    popped = await live_redis_async().blpop([BotRelayKeys(bot_id).inbox], timeout=timeout)
+    return None if popped is None else decoded(popped[1])
+
+
+async def handle_return_async(bot_id: int, handle: str) -> None:
+    """`handle_return` on the event loop's client."""
+    await live_redis_async().lpush(BotRelayKeys(bot_id).inbox, handle)

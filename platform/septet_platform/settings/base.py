@@ -324,6 +324,10 @@ SEPTET_ARENA_STREAMS = int(os.environ.get("SEPTET_ARENA_STREAMS", "16"))
 threads stay free for unary calls; a stream past it is refused with RESOURCE_EXHAUSTED."""
 SEPTET_ARENA_STREAMS_PER_USER = int(os.environ.get("SEPTET_ARENA_STREAMS_PER_USER", "4"))
 """... and per user, all their tokens together."""
+SEPTET_ARENA_CONNECTIONS = int(os.environ.get("SEPTET_ARENA_CONNECTIONS", "1000"))
+"""Self-hosted bots connected (Arena.Connect) to one Arena process at once; past it a connection is
+refused with RESOURCE_EXHAUSTED. A connection is coroutines on the event loop, not a thread, so
+this bound is memory and Redis connections (one waiting BLPOP each), not the thread pool."""
 SEPTET_ARENA_REFLECTION = os.environ.get("SEPTET_ARENA_REFLECTION", "1").lower() not in (
     "0",
     "false",
