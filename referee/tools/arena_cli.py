@@ -431,7 +431,7 @@ def _bots(client: _Client, args: argparse.Namespace, out: Console) -> int:
     for bot in response.bots:
         kind = "house" if bot.is_house else "sandboxed"
         if bot.self_hosted:
-            kind = "self-hosted, " + ("connected" if bot.connected else "not connected")
+            kind = "self-hosted, " + (_connected_text(bot) if bot.connected else "not connected")
         table.add_row(
             bot.name,
             bot.owner,
@@ -531,6 +531,14 @@ def _ladders_overview(client: _Client, args: argparse.Namespace, out: Console) -
         markup=False,
     )
     return 0
+
+
+def _connected_text(bot: pb.BotSummary) -> str:
+    """ "connected since 12:04 UTC, answers in 38 ms" (the time from send to receive: network and
+    thinking), as far as the Arena knows them."""
+    since = f" since {bot.connected_since[11:16]} UTC" if len(bot.connected_since) >= 16 else ""
+    answers = f", answers in {bot.answer_ms:.0f} ms" if bot.answer_ms > 0 else ""
+    return f"connected{since}{answers}"
 
 
 def _ladder_label(ladder: pb.Ladder) -> str:

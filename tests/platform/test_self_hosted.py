@@ -14,6 +14,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
@@ -406,7 +407,11 @@ def test_septet_bots_and_the_arena_show_whether_a_self_hosted_bot_is_connected(
     code, out, _ = septet("bots", "--json")
     listed = {entry["name"]: entry for entry in json.loads(out)["bots"]}
     assert listed[bot.name]["self_hosted"] and listed[bot.name]["connected"]
+    since = datetime.fromisoformat(listed[bot.name]["connected_since"])
+    assert abs((datetime.now(UTC) - since).total_seconds()) < 60, "connected since a moment ago"
     assert not listed["greedy"].get("self_hosted") and not listed["greedy"].get("connected")
+    code, out, _ = septet("bots")
+    assert code == 0 and f"self-hosted, connected since {since:%H:%M} UTC" in out
     client.close()
 
 

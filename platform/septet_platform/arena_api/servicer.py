@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import NoReturn
 
 import grpc
@@ -35,7 +35,7 @@ from septet_platform.challenges import selectors as challenge_reads
 from septet_platform.challenges import services as challenge_services
 from septet_platform.ladders.models import Ladder
 from septet_platform.ladders.selectors import ladder_get, ladder_standings, ladders_list, rating_changes
-from septet_platform.live.bot_relay import bot_connection
+from septet_platform.live.bot_relay import BotConnection, bot_connection
 from septet_platform.live.streams import batch_ends, read_batches, stream_key
 from septet_platform.matches import live_selectors
 from septet_platform.matches import selectors as match_selectors
@@ -75,6 +75,7 @@ def _ladder(ladder: Ladder) -> pb.Ladder:
 def _bot(bot: Bot) -> pb.BotSummary:
     versions = sorted(bot.versions.all(), key=lambda version: version.number)
     latest = versions[-1] if versions else None
+    connection = _connection(bot.pk) if bot.self_hosted else None
     return pb.BotSummary(
         name=bot.name,
         owner=bot.owner.get_username(),
@@ -83,16 +84,22 @@ def _bot(bot: Bot) -> pb.BotSummary:
         latest_status=latest.status if latest else "",
         created=_time(bot.created),
         self_hosted=bot.self_hosted,
-        connected=bot.self_hosted and _connected(bot.pk),
+        connected=connection is not None,
+        connected_since=(
+            datetime.fromtimestamp(connection.since, tz=UTC).isoformat(timespec="seconds")
+            if connection
+            else ""
+        ),
+        answer_ms=(connection.answer_ms or 0.0) if connection else 0.0,
     )
 
 
-def _connected(bot_id: int) -> bool:
-    """Whether a self-hosted bot is connected now (not, while the relay's Redis is away)."""
+def _connection(bot_id: int) -> BotConnection | None:
+    """A self-hosted bot's connection now (None too while the relay's Redis is away)."""
     try:
-        return bot_connection(bot_id) is not None
+        return bot_connection(bot_id)
     except redis.RedisError:
-        return False
+        return None
 
 
 def _version(version: BotVersion, *, owner_sees: bool) -> pb.BotVersionInfo:

@@ -112,7 +112,7 @@ class ListBotsResponse(_message.Message):
     def __init__(self, bots: _Optional[_Iterable[_Union[BotSummary, _Mapping]]] = ...) -> None: ...
 
 class BotSummary(_message.Message):
-    __slots__ = ("name", "owner", "is_house", "latest_version", "latest_status", "created", "self_hosted", "connected")
+    __slots__ = ("name", "owner", "is_house", "latest_version", "latest_status", "created", "self_hosted", "connected", "connected_since", "answer_ms")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     IS_HOUSE_FIELD_NUMBER: _ClassVar[int]
@@ -121,6 +121,8 @@ class BotSummary(_message.Message):
     CREATED_FIELD_NUMBER: _ClassVar[int]
     SELF_HOSTED_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_SINCE_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_MS_FIELD_NUMBER: _ClassVar[int]
     name: str
     owner: str
     is_house: bool
@@ -129,7 +131,9 @@ class BotSummary(_message.Message):
     created: str
     self_hosted: bool
     connected: bool
-    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., is_house: _Optional[bool] = ..., latest_version: _Optional[int] = ..., latest_status: _Optional[str] = ..., created: _Optional[str] = ..., self_hosted: _Optional[bool] = ..., connected: _Optional[bool] = ...) -> None: ...
+    connected_since: str
+    answer_ms: float
+    def __init__(self, name: _Optional[str] = ..., owner: _Optional[str] = ..., is_house: _Optional[bool] = ..., latest_version: _Optional[int] = ..., latest_status: _Optional[str] = ..., created: _Optional[str] = ..., self_hosted: _Optional[bool] = ..., connected: _Optional[bool] = ..., connected_since: _Optional[str] = ..., answer_ms: _Optional[float] = ...) -> None: ...
 
 class GetBotRequest(_message.Message):
     __slots__ = ("name",)
