@@ -162,16 +162,17 @@ def test_an_open_ladder_set_is_played_rotation_after_rotation_and_rated_apart(
     registered: tuple[Bot, str],
     house: dict[str, BotVersion],
     ladders: dict[str, Ladder],
+    client: Client,
 ) -> None:
     """The self-hosted bot plays a whole duplicate set on the open ladder from its connection; the
     rotations never overlap (it could otherwise see the deal from two seats at once), and its
     rating and the house bots' change on the open ladder only."""
     bot, token = registered
     open_ladder = ladders["oh-hell (open)"]
-    client = BotClient(bot_channel, token)
-    client.next()
+    connected = BotClient(bot_channel, token)
+    connected.next()
     stop, answered = threading.Event(), []
-    player = threading.Thread(target=play_seats, args=(client, stop, answered), daemon=True)
+    player = threading.Thread(target=play_seats, args=(connected, stop, answered), daemon=True)
     player.start()
     try:
         matches = matches_schedule(ladder=open_ladder, rng=random.Random(5), sets=1)
@@ -179,7 +180,7 @@ def test_an_open_ladder_set_is_played_rotation_after_rotation_and_rated_apart(
         played = services.match_play_set(match_id=matches[0].pk, worker="t")
     finally:
         stop.set()
-        client.close()
+        connected.close()
     assert [each.outcome for each in played] == ["recorded"] * len(matches)
     rows = list(Match.objects.filter(pk__in=[m.pk for m in matches]).order_by("rotation"))
     assert all(row.status == Match.Status.FINISHED for row in rows)
@@ -196,6 +197,8 @@ def test_an_open_ladder_set_is_played_rotation_after_rotation_and_rated_apart(
     )
     assert ("open", bot.name) in changed and all(pool == "open" for pool, _ in changed), changed
     assert not Rating.objects.filter(ladder=ladders["oh-hell"]).exists(), "the sandboxed ladder is untouched"
+    results = client.get(f"/bots/{bot.name}/").content.decode()
+    assert "<td>oh-hell (open)</td>" in results, "its page names the ladder its results came from"
 
 
 @pytest.mark.django_db(transaction=True)

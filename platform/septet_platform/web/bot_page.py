@@ -390,7 +390,8 @@ SELECT p.match_id, p.game, p.number, p.seat, p.status, p.rank, p.score, p.forfei
     rc.mu_before, rc.sigma_before, rc.mu_after, rc.sigma_after
 FROM (
     SELECT s.match_id, s.seat, s.rank, s.score, s.forfeit_status, s.bot_version_id, v.number, m.status,
-        m.replay, m.duplicate_set, m.ladder_id, m.tournament_id, l.game
+        m.replay, m.duplicate_set, m.ladder_id, m.tournament_id,
+        CASE WHEN l.pool = 'open' THEN l.game || ' (open)' ELSE l.game END AS game
     FROM {SEATS} s
         JOIN {VERSIONS} v ON v.id = s.bot_version_id
         JOIN {MATCHES} m ON m.id = s.match_id
