@@ -398,7 +398,9 @@ def test_septet_bots_and_the_arena_show_whether_a_self_hosted_bot_is_connected(
     registered: tuple[Bot, str],
     house: dict[str, BotVersion],
     septet: Callable[..., tuple[int, str, str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # the table's cells whole, whatever the terminal runs it
     bot, token = registered
     code, out, _ = septet("bots")
     assert code == 0 and "self-hosted, not connected" in out and "house" in out

@@ -101,10 +101,9 @@ def play_to_the_end(page: Any, watch: PageWatch, *, reload_after: int) -> int:
             return chosen
         choice = page.locator("[data-role=choices] button[data-choice]:not([disabled])").first
         if choice.count():
-            if chosen + 1 == reload_after and not reloaded:  # the answer is sent before the reload
-                with page.expect_response(lambda response: "/answer" in response.url, timeout=10_000):
-                    choice.click(timeout=5_000)
-            else:
+            # Each answer's response is waited for: a page reloaded, or moved on from at the end,
+            # with an answer still in flight would cut it (a failed request the watch counts).
+            with page.expect_response(lambda response: "/answer" in response.url, timeout=10_000):
                 choice.click(timeout=5_000)
             chosen += 1
             if chosen == reload_after and not reloaded:
