@@ -65,6 +65,13 @@ def save(replay: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
+def encode(replay: dict[str, Any], name: str) -> bytes:
+    """The bytes a replay is stored as under `name`: gzip-compressed (no timestamp, so one replay
+    is always the same bytes) when the name ends in `.gz`, plain JSON otherwise."""
+    data = dumps(replay)
+    return gzip.compress(data, mtime=0) if name.endswith(".gz") else data
+
+
 @dataclass(frozen=True)
 class Stored:
     """What was written: the file, its size in bytes and the SHA-256 of those bytes (hex)."""
@@ -83,9 +90,7 @@ def save_durably(replay: dict[str, Any], path: str | Path) -> Stored:
     Any OSError (a full disk, a read-only folder) leaves no file behind and propagates: a caller
     must not record a match whose replay is not safely on disk."""
     path = Path(path)
-    data = dumps(replay)
-    if path.name.endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
+    data = encode(replay, path.name)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:
@@ -122,14 +127,25 @@ def load_checked(path: str | Path, *, size: int, sha256: str, match_id: str) -> 
         raise
     except OSError as error:
         raise ReplayError(f"cannot read {path.name}: {error.strerror or error}") from None
+    return data, parse_checked(data, path.name, size=size, sha256=sha256, match_id=match_id)
+
+
+def parse_checked(data: bytes, name: str, *, size: int, sha256: str, match_id: str) -> dict[str, Any]:
+    """The document of a replay's stored bytes (read from wherever it is kept), refused
+    (ReplayError) unless they are `size` bytes with SHA-256 `sha256`, naming `match_id`."""
     if len(data) != size:
-        raise ReplayError(f"{path.name} has {len(data)} bytes, {size} were stored (damaged or truncated)")
+        raise ReplayError(f"{name} has {len(data)} bytes, {size} were stored (damaged or truncated)")
     if hashlib.sha256(data).hexdigest() != sha256:
-        raise ReplayError(f"{path.name} does not match its stored checksum (damaged or replaced)")
-    replay = _parse(data, path)
+        raise ReplayError(f"{name} does not match its stored checksum (damaged or replaced)")
+    replay = _parse(data, Path(name))
     if replay.get("match_id") != match_id:
-        raise ReplayError(f"{path.name} is the replay of another match ({replay.get('match_id')!r})")
-    return data, replay
+        raise ReplayError(f"{name} is the replay of another match ({replay.get('match_id')!r})")
+    return replay
+
+
+def parse(data: bytes, name: str) -> dict[str, Any]:
+    """A replay document from stored bytes (gzip or plain JSON); ReplayError when damaged."""
+    return _parse(data, Path(name))
 
 
 def load(path: str | Path) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Each user's share of the archive folder: SEPTET_STORAGE_PER_USER over their stored archives.
 
 Every version keeps its upload and, when it has a build, its built archive (at most 20 MiB and
-64 MiB); a user submitting a dozen versions an hour would otherwise fill the shared data folder.
+64 MiB); a user submitting a dozen versions an hour would otherwise fill the archive store (the data
+folder, or the database).
 So a submission, and a build before it stores its archive, first makes room
 (`storage_make_room`): past the quota, the archives of the user's oldest versions that will never
 play again are pruned, oldest first, until the new archive fits. Never pruned: an active or
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -32,6 +32,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from referee.tools.building import size_text
+from septet_platform.blobs.stores import archive_store
 from septet_platform.bots.archives import ArchiveRejected
 from septet_platform.bots.models import BotVersion
 
@@ -124,18 +125,19 @@ def storage_make_room(*, owner_id: int, needed: int, now: datetime | None = None
 
 
 def _prune(versions: list[BotVersion], now: datetime) -> None:
-    """Marks `versions` pruned and deletes their archive files once the transaction commits."""
-    archives = Path(settings.SEPTET_ARCHIVES_DIR)
-    files = [archives / version.archive for version in versions if version.archive]
-    files += [
-        archives / version.built_archive
+    """Marks `versions` pruned and deletes their archives from the archive store (a file, or a
+    database blob) once the transaction commits."""
+    names = [version.archive for version in versions if version.archive]
+    names += [
+        version.built_archive
         for version in versions
         if version.built_archive and version.built_archive != version.archive
     ]
     BotVersion.objects.filter(pk__in=[version.pk for version in versions]).update(archive_pruned=now)
 
     def delete() -> None:
-        for path in files:
-            path.unlink(missing_ok=True)
+        store = archive_store()
+        for name in names:
+            store.delete(name)
 
     transaction.on_commit(delete)

@@ -10,6 +10,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db.models import QuerySet
 
+from septet_platform.blobs.stores import archive_store, read_checked
 from septet_platform.bots.models import Bot, BotVersion
 
 
@@ -33,8 +34,16 @@ def bot_versions_for(*, bot: Bot) -> QuerySet[BotVersion]:
 
 
 def bot_version_archive_path(*, version: BotVersion) -> Path:
-    """Where the version's stored archive (a .tar.gz) is on disk."""
+    """Where the version's stored archive (a .tar.gz) is on disk, with the local archive store
+    (the default); `bot_version_archive_bytes` reads it from whichever store is configured."""
     return Path(settings.SEPTET_ARCHIVES_DIR) / version.archive
+
+
+def bot_version_archive_bytes(*, version: BotVersion) -> bytes:
+    """The version's stored archive (a .tar.gz), checked against its recorded size and SHA-256."""
+    return read_checked(
+        archive_store(), version.archive, size=version.archive_bytes, sha256=version.archive_sha256
+    )
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

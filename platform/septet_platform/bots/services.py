@@ -2,9 +2,10 @@
 
 `bot_version_submit` checks and unpacks the archive in a scratch folder (bots.archives), reads its
 manifest, and in one transaction creates the Bot on its first submission (the name is then its
-owner's), numbers the version, and stores the archive as
-`SEPTET_ARCHIVES_DIR/<bot name>/v<n>.tar.gz` with its SHA-256. Any error leaves no rows and no
-files: the archive file is removed again when the transaction does not commit.
+owner's), numbers the version, and stores the archive in the archive store (`blobs.stores`: the
+data folder's archives/, or the database) as `<bot name>/v<n>.tar.gz` with its SHA-256 and size.
+Any error leaves no rows and no files: the archive is removed again when the transaction does not
+commit.
 
 `bot_version_build` then builds the version exactly once, before it qualifies: its manifest's
 `build` runs offline in the sandbox on a copy of the stored folder (`referee.tools.building`), the tree
@@ -20,7 +21,6 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-import secrets
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -37,6 +37,7 @@ from referee.tools.botfolder import BotFolderError, Manifest, load_manifest, res
 from referee.tools.building import BuildLimits, BuildOutcome, bounded_log, build_in_sandbox, build_unsandboxed
 from referee.tools.packing import pack_tree
 from referee.tools.sandbox import Sandbox
+from septet_platform.blobs.stores import archive_store, read_checked
 from septet_platform.bots.archives import (
     DEFAULT_LIMITS,
     GZIP_MAGIC,
@@ -75,10 +76,8 @@ def _manifest_json(manifest: Manifest) -> dict[str, object]:
 
 
 def _version_store(*, owner: AbstractBaseUser, manifest: Manifest, stored: bytes) -> BotVersion:
-    archives = Path(settings.SEPTET_ARCHIVES_DIR)
-    folder = archives / manifest.name
-    folder_created = not folder.exists()
-    written: Path | None = None
+    store = archive_store()
+    written: str | None = None
     try:
         with transaction.atomic():
             bot = _bot_for(owner=owner, name=manifest.name)
@@ -87,7 +86,8 @@ def _version_store(*, owner: AbstractBaseUser, manifest: Manifest, stored: bytes
             latest = BotVersion.objects.filter(bot=bot).aggregate(latest=Max("number"))["latest"]
             number = (latest or 0) + 1
             relative = f"{manifest.name}/v{number}.tar.gz"
-            written = _write_atomically(archives / relative, stored)
+            store.write_durably(relative, stored)
+            written = relative
             return BotVersion.objects.create(
                 bot=bot,
                 number=number,
@@ -99,11 +99,8 @@ def _version_store(*, owner: AbstractBaseUser, manifest: Manifest, stored: bytes
             )
     except BaseException:
         if written is not None:
-            written.unlink(missing_ok=True)
-        if folder_created:
-            # Left when not empty: another submission of this bot stored its file meanwhile.
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+            with contextlib.suppress(OSError):  # the error that got here is the one to report
+                store.discard(written)
         raise
 
 
@@ -126,21 +123,6 @@ def _bot_for(*, owner: AbstractBaseUser, name: str) -> Bot:
             "another name in septet-bot.toml"
         )
     return bot
-
-
-def _write_atomically(path: Path, data: bytes) -> Path:
-    """Writes `path` whole or not at all (a reader never sees half an archive)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
-    try:
-        with open(partial, "xb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
-    return path
 
 
 OFFLINE_HINT = (
@@ -229,12 +211,14 @@ def _build_stored(
 ) -> tuple[tuple[str, str] | None, BuildOutcome]:
     """The built archive's path and SHA-256 (None when the build failed), and the build's outcome.
     A version without a build plays its upload as it is."""
-    archives = Path(settings.SEPTET_ARCHIVES_DIR)
     build = tuple(version.manifest.get("build", ()))
     if not build:
         return (version.archive, version.archive_sha256), BuildOutcome(True, "nothing to build", "")
     with tempfile.TemporaryDirectory(prefix="septet-build-") as scratch:
-        source = unpack_archive((archives / version.archive).read_bytes(), Path(scratch) / "source")
+        upload = read_checked(
+            archive_store(), version.archive, size=version.archive_bytes, sha256=version.archive_sha256
+        )
+        source = unpack_archive(upload, Path(scratch) / "source")
         os.chmod(scratch, 0o755)  # the sandbox's uid reads the source (unpacked 0644/0755)
         limits = limits.for_upload(unpacked_bytes(Path(scratch) / "source"))
         BotVersion.objects.filter(pk=version.pk).update(builds=F("builds") + 1)
@@ -253,14 +237,14 @@ def _build_stored(
         packed = pack_tree(root)
     relative = f"{version.bot.name}/v{version.number}.built.tar.gz"
     try:
-        _built_store(version, archives / relative, packed)
+        _built_store(version, relative, packed)
     except StorageQuotaExceeded as error:
         refused = f"the built folder was not stored: {error}"
         return None, BuildOutcome(False, refused, outcome.log, too_big=True)
     return (relative, hashlib.sha256(packed).hexdigest()), outcome
 
 
-def _built_store(version: BotVersion, path: Path, packed: bytes) -> None:
+def _built_store(version: BotVersion, name: str, packed: bytes) -> None:
     """Writes the built archive once its owner's quota has room for it (`bots.quota`), and counts it;
     StorageQuotaExceeded (nothing written) when it has none. A build run again after its worker
     died replaces its own earlier archive, which then counts no more."""
@@ -268,5 +252,5 @@ def _built_store(version: BotVersion, path: Path, packed: bytes) -> None:
         owner_lock(version.bot.owner_id)
         counted = BotVersion.objects.filter(pk=version.pk).values_list("built_bytes", flat=True).first() or 0
         storage_make_room(owner_id=version.bot.owner_id, needed=max(0, len(packed) - counted))
-        _write_atomically(path, packed)
+        archive_store().write_durably(name, packed)
         BotVersion.objects.filter(pk=version.pk).update(built_bytes=len(packed))

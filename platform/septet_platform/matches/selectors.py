@@ -21,10 +21,8 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
@@ -56,14 +54,12 @@ def match_get(*, match_id: int) -> Match:
     return match
 
 
-def match_replay_path(*, match: Match) -> Path:
-    """Where the match's replay (.json.gz) is; raises FileNotFoundError when it has none."""
+def match_replay_name(*, match: Match) -> str:
+    """The match's replay's name in the replay store; FileNotFoundError when it has none (a
+    missing file is found when it is read: `storage.replay_read`)."""
     if not match.replay:
         raise FileNotFoundError(f"match {match.pk} has no replay yet (it is {match.status})")
-    path = Path(settings.SEPTET_REPLAYS_DIR) / match.replay
-    if not path.is_file():
-        raise FileNotFoundError(f"the replay of match {match.pk} is missing from storage")
-    return path
+    return match.replay
 
 
 class ReplayUnpublished(LookupError):
@@ -121,12 +117,12 @@ def owned_seats(match: Match, viewer: Viewer) -> set[int]:
     }
 
 
-def published_replay_path(*, match: Match) -> Path:
-    """The stored replay of a published match; ReplayUnpublished before its set is over,
+def published_replay_name(*, match: Match) -> str:
+    """The stored replay's name of a published match; ReplayUnpublished before its set is over,
     FileNotFoundError when it has none."""
     if not match_is_published(match):
         raise ReplayUnpublished(f"match {match.pk}: {UNPUBLISHED}")
-    return match_replay_path(match=match)
+    return match_replay_name(match=match)
 
 
 def replay_redacted(document: dict[str, Any], *, owned: set[int]) -> bool:
@@ -147,8 +143,8 @@ def replay_for_viewer(*, match: Match, viewer: Viewer) -> bytes:
     it hides nothing from them, else a copy with other owners' forfeit reasons blanked.
     ReplayUnpublished, FileNotFoundError, or ReplayError for a damaged file (never sent as is:
     it could hold reasons this could not blank)."""
-    path = published_replay_path(match=match)
-    stored, document = replay_load(match, path)  # checked: size, checksum, the match it names
+    published_replay_name(match=match)
+    stored, document = replay_load(match)  # checked: size, checksum, the match it names
     if not replay_redacted(document, owned=owned_seats(match, viewer)):
         return stored
     return gzip.compress(replays.dumps(document), compresslevel=PUBLIC_COPY_GZIP_LEVEL, mtime=0)

@@ -45,6 +45,7 @@ of matches until the replay folder can be written again (`storage.py`).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import threading
 import time
@@ -78,6 +79,7 @@ from referee.tools.botfolder import BotFolderError, RunningBot, launch_bot
 from referee.tools.grpc_player import GrpcPlayer
 from referee.tools.sandbox import Sandbox, SandboxError, check_available
 from referee.tools.sandbox_seccomp import SeccompUnavailable, compiled_filter
+from septet_platform.blobs.stores import archive_store, read_checked, replay_store
 from septet_platform.bots.models import BotVersion
 from septet_platform.ladders.services import RatingError, ratings_apply
 from septet_platform.live.bot_relay import RelayedBotPlayer
@@ -272,8 +274,11 @@ def unpacked_folders() -> UnpackedFolders:
 
 def _version_held(version: BotVersion) -> Held:
     """The version's folder (its manifest's folder inside the unpacked archive), held."""
-    archive, digest = _playable_archive(version)
-    held = unpacked_folders().hold(archive=Path(settings.SEPTET_ARCHIVES_DIR) / archive, digest=digest)
+    archive, digest, size = _playable_archive(version)
+    store = archive_store()
+    held = unpacked_folders().hold(
+        archive=archive, digest=digest, read=lambda: read_checked(store, archive, size=size, sha256=digest)
+    )
     try:
         held.folder = _manifest_root(held.folder)
         if version.manifest.get("build"):
@@ -287,20 +292,21 @@ def _version_held(version: BotVersion) -> Held:
     return held
 
 
-def _playable_archive(version: BotVersion) -> tuple[str, str]:
-    """The archive a version plays and its SHA-256: the built one; the upload for a version with
-    no build step. A version with a build that is not BUILT, or whose archives were pruned for its
-    owner's storage quota (`bots.quota`), cannot play (BotFolderError)."""
+def _playable_archive(version: BotVersion) -> tuple[str, str, int]:
+    """The archive a version plays (its name in the archive store), its SHA-256 and size: the
+    built one; the upload for a version with no build step. A version with a build that is not
+    BUILT, or whose archives were pruned for its owner's storage quota (`bots.quota`), cannot play
+    (BotFolderError)."""
     if version.archive_pruned is not None:
         raise BotFolderError(
             f"{version.bot.name} v{version.number}: archive pruned (its owner's storage quota), "
             "it plays no more"
         )
     if version.build_status == BotVersion.Build.BUILT and version.built_archive:
-        return version.built_archive, version.built_sha256
+        return version.built_archive, version.built_sha256, version.built_bytes
     if version.manifest.get("build"):
         raise BotFolderError(f"{version.bot.name} v{version.number} is not built ({version.build_status})")
-    return version.archive, version.archive_sha256
+    return version.archive, version.archive_sha256, version.archive_bytes
 
 
 def _manifest_root(target: Path) -> Path:
@@ -695,9 +701,10 @@ def match_record(
     only while `attempt` holds it (the UPDATE's row lock stands in for a SELECT ... FOR UPDATE),
     every seat's result in one UPDATE, every seat log in one INSERT (the match's `seats` as read
     when it was claimed, or a fourth statement reads them)."""
-    replay_path = Path(settings.SEPTET_REPLAYS_DIR) / f"{match_id}-a{attempt}.json.gz"
-    replay_path.parent.mkdir(parents=True, exist_ok=True)
-    stored = replays.save_durably(outcome.replay, replay_path)
+    replay_name = f"{match_id}-a{attempt}.json.gz"
+    data = replays.encode(outcome.replay, replay_name)
+    store = replay_store()
+    store.write_durably(replay_name, data)  # safe before the row naming it commits, or OSError
     result = outcome.result
     forfeits = {forfeit.seat: forfeit for forfeit in outcome.forfeits}
     with transaction.atomic():
@@ -706,13 +713,13 @@ def match_record(
             finished=timezone.now(),
             lease_until=None,
             result=outcome.replay["result"],
-            replay=replay_path.name,
-            replay_size=stored.size,
-            replay_sha256=stored.sha256,
+            replay=replay_name,
+            replay_size=len(data),
+            replay_sha256=hashlib.sha256(data).hexdigest(),
             replay_match_id=str(outcome.replay.get("match_id") or ""),
         )
         if not recorded:
-            replay_path.unlink(missing_ok=True)
+            store.discard(replay_name)
             return False
         played = list(Seat.objects.filter(match_id=match_id)) if seats is None else seats
         for seat in played:

@@ -5,6 +5,8 @@ same versions match after match. Each version's archive is unpacked once per wor
 a cache folder of that process's own, on the worker's local disk (`SEPTET_UNPACKED_DIR`, never the
 shared data folder), and every later seat of that version in this process plays from it:
 
+- read from the archive store (`blobs.stores`: the data folder, or the database when workers run
+  on other machines) only when this process has no folder of that version yet;
 - keyed by the archive's SHA-256, which is checked against the stored digest before anything is
   unpacked (a changed or corrupted archive raises `UnpackedArchiveCorrupt`, never plays); the
   archive is checked by the intake's checker (`bots.archives.unpack_archive`) too;
@@ -38,9 +40,11 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from septet_platform.blobs.backends import BlobCorrupt
 from septet_platform.bots.archives import PLAYABLE_LIMITS, ArchiveLimits, unpack_archive, unpacked_bytes
 
 MiB = 1 << 20
@@ -89,17 +93,27 @@ class UnpackedFolders:
         self._lock = threading.Lock()
         self.folder, self._lock_fd = _process_folder(Path(base))
 
-    def hold(self, *, archive: Path, digest: str, limits: ArchiveLimits = PLAYABLE_LIMITS) -> Held:
-        """The unpacked folder of the archive at `archive` whose SHA-256 is `digest`, unpacked
-        now if this process has not yet, and held until `Held.release()`. ArchiveRejected for an
-        archive the checker refuses, UnpackedArchiveCorrupt for bytes that are not `digest`'s."""
+    def hold(
+        self,
+        *,
+        archive: Path | str,
+        digest: str,
+        limits: ArchiveLimits = PLAYABLE_LIMITS,
+        read: Callable[[], bytes] | None = None,
+    ) -> Held:
+        """The unpacked folder of the archive `archive` whose SHA-256 is `digest`, unpacked now
+        if this process has not yet, and held until `Held.release()`: its bytes come from `read`
+        (the archive store: a file of this machine or a row of the database), else from the file
+        `archive`, and are fetched only on a miss. ArchiveRejected for an archive the checker
+        refuses, UnpackedArchiveCorrupt for bytes that are not `digest`'s."""
         digest = digest.lower()
+        label = PurePosixPath(str(archive)).name
         if len(digest) != 64 or any(char not in "0123456789abcdef" for char in digest):
-            raise UnpackedArchiveCorrupt(f"{archive.name}: no SHA-256 recorded for it")
+            raise UnpackedArchiveCorrupt(f"{label}: no SHA-256 recorded for it")
         with self._lock:
             entry = self._entries.get(digest)
             if entry is None:
-                entry = self._unpack(archive, digest, limits)
+                entry = self._unpack(label, read or Path(archive).read_bytes, digest, limits)
                 self._entries[digest] = entry
             self._entries.move_to_end(digest)
             entry.holds += 1
@@ -128,11 +142,14 @@ class UnpackedFolders:
                 entry.holds -= 1
             self._evict()
 
-    def _unpack(self, archive: Path, digest: str, limits: ArchiveLimits) -> _Entry:
+    def _unpack(self, label: str, read: Callable[[], bytes], digest: str, limits: ArchiveLimits) -> _Entry:
         """Reads, checks and unpacks the archive into its place (lock held)."""
-        data = archive.read_bytes()
+        try:
+            data = read()
+        except BlobCorrupt as error:
+            raise UnpackedArchiveCorrupt(error.strerror or str(error)) from None
         if hashlib.sha256(data).hexdigest() != digest:
-            raise UnpackedArchiveCorrupt(f"{archive.name}: its bytes do not match its recorded SHA-256")
+            raise UnpackedArchiveCorrupt(f"{label}: its bytes do not match its recorded SHA-256")
         target = self.folder / digest
         if target.exists():  # left by a failed removal: start afresh
             _remove_tree(target)

@@ -14,6 +14,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from septet_platform.blobs.selection import storage_backends
+
 BASE_DIR = Path(__file__).resolve().parents[3]
 DATA_DIR = Path(os.environ.get("SEPTET_DATA_DIR", BASE_DIR / "var"))
 SEPTET_GUIDES_ROOT = Path(os.environ.get("SEPTET_GUIDES_ROOT") or BASE_DIR)
@@ -59,6 +61,7 @@ INSTALLED_APPS = [
     "septet_platform.web",
     "septet_platform.tournaments",
     "septet_platform.ops",
+    "septet_platform.blobs",
 ]
 
 MIDDLEWARE = [
@@ -207,6 +210,14 @@ CELERY_TASK_ROUTES = ("septet_platform.matches.queues.route_task",)
 # Where bot archives and replays are kept.
 SEPTET_ARCHIVES_DIR = DATA_DIR / "archives"
 SEPTET_REPLAYS_DIR = DATA_DIR / "replays"
+SEPTET_STORAGE = os.environ.get("SEPTET_STORAGE", "local")
+"""Where archives and replays are kept: "local" (the two folders above, seen by every process) or
+"database" (the platform's database: workers on other machines need no shared folder)."""
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    **storage_backends(SEPTET_STORAGE),
+}
 
 # Beat: keep rated matches flowing on every ladder; hand dead workers' matches back.
 CELERY_BEAT_SCHEDULE = {

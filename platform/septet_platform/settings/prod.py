@@ -47,7 +47,7 @@ MIDDLEWARE.insert(
     "whitenoise.middleware.WhiteNoiseMiddleware",
 )
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    **STORAGES,  # noqa: F405 -- the archives' and replays' (SEPTET_STORAGE)
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = os.environ.get("SEPTET_HTTPS", "1") not in ("0", "false", "")

@@ -14,9 +14,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -214,12 +212,8 @@ def tournament_matches(tournament: Tournament) -> QuerySet[Match]:
     )
 
 
-def replay_files(tournament: Tournament) -> list[tuple[Match, Path]]:
-    """Each played match of the event with its stored replay file (those that exist)."""
-    root = Path(settings.SEPTET_REPLAYS_DIR)
-    pairs = []
-    for match in tournament_matches(tournament).filter(status__in=DONE).exclude(replay=""):
-        path = root / match.replay
-        if path.is_file():
-            pairs.append((match, path))
-    return pairs
+def replay_files(tournament: Tournament) -> list[tuple[Match, str]]:
+    """Each played match of the event with its replay's name in the replay store (one missing
+    from the store is found, and left out, when it is read)."""
+    played = tournament_matches(tournament).filter(status__in=DONE).exclude(replay="")
+    return [(match, match.replay) for match in played]

@@ -16,7 +16,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from django.utils.html import format_html_join
@@ -24,7 +23,7 @@ from django.utils.safestring import SafeString
 
 from referee.engine import replay as replays
 from septet_platform.matches.models import Match
-from septet_platform.matches.storage import replay_load
+from septet_platform.matches.storage import replay_load, replay_read
 
 KEPT = 1024
 """Replays whose facts a process keeps (a few kilobytes each), least recently used dropped first."""
@@ -67,36 +66,31 @@ _lock = threading.Lock()
 _kept: OrderedDict[str, ReplayFacts] = OrderedDict()
 
 
-def stored_replay(match: Match, path: Path) -> StoredReplay:
-    """`match`'s replay at `path`, checked as `replay_load` checks it; ReplayError for a damaged,
+def stored_replay(match: Match) -> StoredReplay:
+    """`match`'s replay, checked as `replay_load` checks it; ReplayError for a damaged,
     truncated or swapped file, FileNotFoundError for a missing one."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise replays.ReplayError(f"cannot read {path.name}: {error.strerror or error}") from None
+    data = replay_read(match)
     digest = hashlib.sha256(data).hexdigest()
     facts = _remembered(digest)
     if facts is None:
-        data, document = replay_load(match, path)  # parses (and checks) on first sight only
+        data, document = replay_load(match)  # parses (and checks) on first sight only
         digest = hashlib.sha256(data).hexdigest()
         facts = _remember(digest, _facts(document))
     elif match.replay_sha256:
-        _check(match, path, data, digest, facts)
+        _check(match, match.replay, data, digest, facts)
     return StoredReplay(data=data, sha256=digest, facts=facts)
 
 
-def _check(match: Match, path: Path, data: bytes, digest: str, facts: ReplayFacts) -> None:
+def _check(match: Match, name: str, data: bytes, digest: str, facts: ReplayFacts) -> None:
     """The checks of `replays.load_checked`, on bytes already read and a document already parsed."""
     if len(data) != (match.replay_size or 0):
         raise replays.ReplayError(
-            f"{path.name} has {len(data)} bytes, {match.replay_size} were stored (damaged or truncated)"
+            f"{name} has {len(data)} bytes, {match.replay_size} were stored (damaged or truncated)"
         )
     if digest != match.replay_sha256:
-        raise replays.ReplayError(f"{path.name} does not match its stored checksum (damaged or replaced)")
+        raise replays.ReplayError(f"{name} does not match its stored checksum (damaged or replaced)")
     if facts.match_id != match.replay_match_id:
-        raise replays.ReplayError(f"{path.name} is the replay of another match ({facts.match_id!r})")
+        raise replays.ReplayError(f"{name} is the replay of another match ({facts.match_id!r})")
 
 
 def _remembered(digest: str) -> ReplayFacts | None:

@@ -42,7 +42,6 @@ from septet_platform.matches.selectors import (
     OwnSeatLog,
     ReplayUnpublished,
     Viewer,
-    match_replay_path,
     owned_seats,
     replay_for_viewer,
     seat_logs_for_viewer,
@@ -417,7 +416,7 @@ def match_detail(*, match_id: int, viewer: Viewer = None) -> MatchDetail:
 def _published_match_detail(match: Match, seats: list[SeatShown], owned: frozenset[int]) -> MatchDetail:
     """A published match's detail with its rounds read from the replay (or why they are missing)."""
     try:
-        stored = stored_replay(match, match_replay_path(match=match))
+        stored = stored_replay(match)
     except FileNotFoundError as missing:
         return MatchDetail(
             match, seats, [], has_replay=False, replay_error=str(missing), published=True, owned_seats=owned
@@ -482,7 +481,7 @@ def replay_download(*, match_id: int, viewer: Viewer) -> ReplayDownload:
     match, published = match_read(match_id)
     if not published:
         raise ReplayUnpublished(f"match {match.pk}: {UNPUBLISHED}")
-    stored = stored_replay(match, match_replay_path(match=match))
+    stored = stored_replay(match)
     if not stored.facts.reason_seats:
         return ReplayDownload(stored.data, stored.sha256)
     match = match_with_seats(match_id=match_id)
