@@ -91,6 +91,13 @@ def save_durably(replay: dict[str, Any], path: str | Path) -> Stored:
     must not record a match whose replay is not safely on disk."""
     path = Path(path)
     data = encode(replay, path.name)
+    write_durably(path, data)
+    return Stored(path, len(data), hashlib.sha256(data).hexdigest())
+
+
+def write_durably(path: Path, data: bytes) -> None:
+    """Writes `data` so that `path` never shows a partial file, even after a crash or a full disk
+    (temporary file beside it, fsync, rename, fsync of the folder); an OSError leaves no file."""
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:
@@ -103,7 +110,6 @@ def save_durably(replay: dict[str, Any], path: str | Path) -> Stored:
             os.unlink(temporary)
         raise
     _fsync_folder(path.parent)
-    return Stored(path, len(data), hashlib.sha256(data).hexdigest())
 
 
 def _fsync_folder(folder: Path) -> None:

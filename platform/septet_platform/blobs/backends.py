@@ -14,7 +14,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from django.core.files.storage import FileSystemStorage, Storage
 from django.db import DatabaseError, transaction
 from django.utils.deconstruct import deconstructible
 
+from referee.engine import replay as replays
 from septet_platform.blobs.models import Blob, BlobChunk
 
 CHUNK_BYTES = 1 << 20
@@ -62,14 +62,6 @@ class SeptetStorage(Storage):
         self.delete(name)
 
 
-def _fsync_folder(folder: Path) -> None:
-    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 @deconstructible(path="septet_platform.blobs.backends.LocalFolderStorage")
 class LocalFolderStorage(SeptetStorage, FileSystemStorage):
     """A folder of this machine, named by a setting read at each use (tests and `septet up` point
@@ -95,18 +87,7 @@ class LocalFolderStorage(SeptetStorage, FileSystemStorage):
     def write_durably(self, name: str, data: bytes) -> None:
         path = Path(self.path(name))
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-        _fsync_folder(path.parent)
+        replays.write_durably(path, data)
 
     def read_bytes(self, name: str) -> bytes:
         return Path(self.path(name)).read_bytes()
