@@ -15,8 +15,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=".venv/.septet-installed"
 # The extras the tests need: dev (test and lint tools), pettingzoo and openspiel (the tests of
-# referee.pettingzoo and referee.openspiel).
-extras="dev,pettingzoo,openspiel"
+# referee.pettingzoo and referee.openspiel), s3 (the tests of SEPTET_STORAGE=s3).
+extras="dev,pettingzoo,openspiel,s3"
 wanted="$({ cat pyproject.toml; echo "$extras"; } | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
     echo "==> installing Septet and its pinned dependencies into .venv"
