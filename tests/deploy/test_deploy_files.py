@@ -11,13 +11,17 @@ carries the templates and static files the site serves.
 from __future__ import annotations
 
 import configparser
+import contextlib
+import functools
 import importlib
 import importlib.util
 import inspect
+import io
 import re
 import shlex
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -80,7 +84,52 @@ def check_command(argv: list[str]) -> str:
     if program == "python" and argv[1] == "-c":
         compile(argv[2], "<healthcheck>", "exec")
         return "probe"
+    if program == "septet" and argv[1] == "worker":
+        return _check_septet_worker(argv[2:])
     raise AssertionError(f"{argv[0]} is not one of the project's entry points")
+
+
+@functools.cache
+def _septet_worker_options() -> frozenset[str]:
+    """The options `septet worker --help` lists, asked of the command pyproject.toml installs (as
+    `septet` itself runs it: the entry point's function with the words after `worker`)."""
+    commands = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][
+        "septet.commands"
+    ]
+    assert "worker" in commands, "deploy/ runs `septet worker`: pyproject.toml must install it"
+    module, _, attribute = commands["worker"].partition(":")
+    command = getattr(importlib.import_module(module), attribute)
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown), pytest.raises(SystemExit) as stopped:
+        command(["--help"])
+    assert stopped.value.code == 0, shown.getvalue()
+    return frozenset(re.findall(r"(--[a-z][a-z-]*)", shown.getvalue()))
+
+
+def _check_septet_worker(args: list[str]) -> str:
+    """`septet worker` as deploy/ runs it: options the command has, production settings and pool,
+    the database store, and the queues named (what it consumes is the role)."""
+    used = {word for word in args if word.startswith("--")}
+    assert used <= _septet_worker_options(), f"septet worker has no {sorted(used - _septet_worker_options())}"
+    assert "--production" in args, "production settings and a prefork pool, as deploy/ runs it"
+    assert not {"--broker", "--database"} & used, (
+        "URLs with passwords from the environment, not the command line"
+    )
+    assert _celery_option(args, "--storage") == "database"
+    assert int(_celery_option(args, "--concurrency")) >= 1
+    queues = _celery_option(args, "--queues").split(",")
+    assert set(queues) <= set(settings.SEPTET_QUEUES), f"unknown queues {queues}"
+    return "worker:" + ",".join(sorted(queues))
+
+
+def _consumed_queues(argv: list[str]) -> set[str] | None:
+    """The queues a command takes work from (a Celery worker's -Q, `septet worker`'s --queues);
+    None for a command that consumes none."""
+    if argv[1:4] == ["-A", "septet_platform", "worker"]:
+        return set(_celery_option(argv, "-Q").split(","))
+    if argv[0].endswith("septet") and argv[1] == "worker":
+        return set(_celery_option(argv, "--queues").split(","))
+    return None
 
 
 def _check_site(args: list[str]) -> None:
@@ -110,7 +159,7 @@ def _check_site(args: list[str]) -> None:
 
 
 def _celery_option(argv: list[str], *names: str) -> str:
-    """The value of a `celery worker` option given as `NAME VALUE`."""
+    """The value of a `celery worker` (or `septet worker`) option given as `NAME VALUE`."""
     for index, word in enumerate(argv):
         if word in names:
             return argv[index + 1]
@@ -201,6 +250,8 @@ def test_compose_runs_every_role_once_with_real_commands_and_known_settings() ->
             assert service["build"]["dockerfile"] == "deploy/Dockerfile"
             assert (DEPLOY / service["build"]["context"] / service["build"]["dockerfile"]).is_file()
     assert services["web"]["environment"]["SECRET_KEY"].startswith("${SECRET_KEY:?"), "no default secret"
+    for name in _roles_of_a_whole_installation():
+        assert services[name]["environment"]["SEPTET_STORAGE"] == "database", name
     assert "SYS_ADMIN" in services["worker"]["cap_add"], "the sandbox needs namespaces in the worker"
     assert "SYS_ADMIN" in services["builder"]["cap_add"], "and in the builder"
     assert "SYS_ADMIN" in services["tables"]["cap_add"], "and in the tables worker (its bots are sandboxed)"
@@ -236,6 +287,56 @@ def test_the_readme_role_table_runs_the_same_commands_as_the_compose_file() -> N
     assert roles == _roles_of_a_whole_installation()
 
 
+def test_no_volume_is_shared_between_services_or_replicas() -> None:
+    """Archives and replays are in the database: no service needs another's folder, so a worker can
+    run anywhere. A volume is one service's own (beat's schedule), never under a service that
+    runs several replicas (they would share it), never a folder of the host."""
+    services = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    mounted_by: dict[str, list[str]] = {}
+    for name, service in services.items():
+        for mount in service.get("volumes", []):
+            source = mount.split(":", 1)[0]
+            assert not source.startswith((".", "/", "~")), f"{name} mounts a folder of the host: {mount}"
+            mounted_by.setdefault(source, []).append(name)
+            assert service.get("deploy", {}).get("replicas", 1) == 1, (
+                f"{name}'s replicas would share {source}"
+            )
+    shared = {volume: names for volume, names in mounted_by.items() if len(names) > 1}
+
+    assert shared == {}, "mounted by more than one service"
+    assert set(mounted_by) == {"postgres-data", "redis-data", "beat-schedule"}
+
+
+def test_workers_start_with_septet_worker_and_never_hold_the_site_secret_key() -> None:
+    """In every form the match workers and the builder are `septet worker` (it checks the centre and
+    the sandbox, then supervises Celery), reach the centre with its URLs alone, and are never given
+    SECRET_KEY: a compromised worker cannot sign a session (deploy/README.md, the threat model)."""
+    commands = _commands_of_every_form()
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    documents = _kubernetes_documents()
+    secrets = {doc["metadata"]["name"]: doc["stringData"] for doc in documents if doc["kind"] == "Secret"}
+    pods = {
+        doc["metadata"]["name"]: doc["spec"]["template"]["spec"]
+        for doc in documents
+        if doc["kind"] == "Deployment"
+    }
+
+    for form in ("compose", "kubernetes", "systemd", "README"):
+        for role in ("worker", "builder"):
+            argv = commands[form][_where(form, role)]
+            assert Path(argv[0]).name == "septet" and argv[1] == "worker", f"{form} {role}: {argv}"
+    for role in ("worker", "builder"):
+        environment = compose[role]["environment"]
+        assert set(environment) == {"DATABASE_URL", "REDIS_URL", "SEPTET_STORAGE"}, role
+        reachable: set[str] = set()
+        for container in pods[f"septet-{role}"]["containers"]:
+            for source in container["envFrom"]:
+                if "secretRef" in source:
+                    reachable |= set(secrets[source["secretRef"]["name"]])
+        assert {"DATABASE_URL", "REDIS_URL"} <= reachable and "SECRET_KEY" not in reachable, role
+    assert "SECRET_KEY" in compose["web"]["environment"], "the site signs sessions with it"
+
+
 # Dockerfile --------------------------------------------------------------------------------------
 
 
@@ -254,6 +355,8 @@ def test_the_dockerfile_copies_what_exists_and_runs_a_real_entry_point() -> None
     assert any("pip install --no-cache-dir ." in run for run in by_kind["RUN"])
     env = dict(re.findall(r"(\w+)=(\S+)", " ".join(by_kind["ENV"])))
     assert set(env) <= ENV_NAMES and env["DJANGO_SETTINGS_MODULE"] == "septet_platform.settings.prod"
+    assert env["SEPTET_STORAGE"] == "database"
+    assert "VOLUME" not in by_kind, "each container's data folder is its own scratch, not a volume"
     assert check_command(yaml.safe_load(by_kind["CMD"][0])) == "web"
 
 
@@ -280,7 +383,7 @@ def test_kubernetes_manifests_are_consistent_and_run_real_commands() -> None:
                 ref = source.get("configMapRef") or source["secretRef"]
                 assert ref["name"] in by_kind["ConfigMap"] | by_kind["Secret"], ref
         for volume in template["spec"].get("volumes", []):
-            assert volume["persistentVolumeClaim"]["claimName"] in by_kind["PersistentVolumeClaim"]
+            assert set(volume) == {"name", "emptyDir"}, f"{name}: a volume of its own pods only, {volume}"
     assert roles == {
         "septet-web": "web",
         "septet-grpc": "grpc",
@@ -302,10 +405,11 @@ def test_kubernetes_manifests_are_consistent_and_run_real_commands() -> None:
         assert {port["targetPort"] for port in service["spec"]["ports"]} <= ports
     autoscaler = by_kind["HorizontalPodAutoscaler"]["septet-worker"]["spec"]
     assert autoscaler["scaleTargetRef"]["name"] in by_kind["Deployment"]
-    config_keys = set(by_kind["ConfigMap"]["septet-config"]["data"]) | set(
-        by_kind["Secret"]["septet-secrets"]["stringData"]
+    config_keys = set(by_kind["ConfigMap"]["septet-config"]["data"]).union(
+        *(secret["stringData"] for secret in by_kind["Secret"].values())
     )
     assert config_keys <= ENV_NAMES
+    assert "PersistentVolumeClaim" not in by_kind, "no volume shared by web, grpc and the workers"
 
 
 # systemd -----------------------------------------------------------------------------------------
@@ -326,12 +430,9 @@ def test_systemd_units_run_real_commands_from_the_install_folder() -> None:
         exec_start = shlex.split(unit["Service"]["ExecStart"])
         assert exec_start[0].startswith(VENV_BIN), path.name
         roles[path.name] = check_command(exec_start)
-        assert unit["Service"]["EnvironmentFile"] == "/etc/septet/septet.env"
-    example = dict(
-        line.split("=", 1)
-        for line in (SYSTEMD / "septet.env.example").read_text().splitlines()
-        if line and not line.startswith("#")
-    )
+        worker = exec_start[0] == VENV_BIN + "septet"
+        assert unit["Service"]["EnvironmentFile"] == f"/etc/septet/{'worker' if worker else 'septet'}.env"
+    example = _env_example("septet.env.example")
 
     assert roles == {
         "septet-arena.service": "grpc",
@@ -343,14 +444,23 @@ def test_systemd_units_run_real_commands_from_the_install_folder() -> None:
     }
     assert set(example) <= ENV_NAMES
     assert "%i" in _unit(SYSTEMD / "septet-worker@.service")["Service"]["ExecStart"], "workers named apart"
+    worker_example = _env_example("worker.env.example")
+    assert set(worker_example) <= ENV_NAMES
+    assert {"DATABASE_URL", "REDIS_URL"} <= set(worker_example) and "SECRET_KEY" not in worker_example
+    assert example["SEPTET_STORAGE"] == worker_example["SEPTET_STORAGE"] == "database"
+
+
+def _env_example(name: str) -> dict[str, str]:
+    """An environment file of deploy/systemd, as systemd reads it (comments left out)."""
+    return dict(
+        line.split("=", 1)
+        for line in (SYSTEMD / name).read_text().splitlines()
+        if line and not line.startswith("#")
+    )
 
 
 def test_production_settings_load_from_the_example_environment_and_refuse_debug(tmp_path: Path) -> None:
-    example = dict(
-        line.split("=", 1)
-        for line in (SYSTEMD / "septet.env.example").read_text().splitlines()
-        if line and not line.startswith("#")
-    )
+    example = _env_example("septet.env.example")
     env = {**example, "SEPTET_DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     check = [
         sys.executable,
@@ -402,8 +512,9 @@ def test_every_queue_the_settings_route_to_is_consumed_and_tables_have_a_pool_of
     for form in ("compose", "kubernetes", "systemd", "README"):  # the Dockerfile runs the site alone
         consumed: dict[str, set[str]] = {}
         for name, argv in commands[form].items():
-            if argv[1:4] == ["-A", "septet_platform", "worker"]:
-                consumed[name] = set(_celery_option(argv, "-Q").split(","))
+            queues = _consumed_queues(argv)
+            if queues is not None:
+                consumed[name] = queues
         assert set().union(*consumed.values()) == routed, form
         worker = consumed[_where(form, "worker")]
         assert settings.SEPTET_TABLE_QUEUE not in worker, f"{form}: the match worker never takes a table"
