@@ -152,3 +152,18 @@ def live_redis(private_redis_url: str, settings: Any) -> Iterator[redis.Redis]:
     connection.forget_clients()
     yield redis.Redis.from_url(private_redis_url)
     connection.forget_clients()
+
+
+# A real S3 server (test_database_storage.py, test_s3_storage.py) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[Any]:
+    """moto's S3 server, a process of its own on a free 127.0.0.1 port (s3_support.S3Server)."""
+    pytest.importorskip("storages", reason="the s3 extra is not installed (scripts/setup-env.sh installs it)")
+    pytest.importorskip("moto.server", reason="moto[server] (the dev extra) is not installed")
+    from s3_support import S3Server
+
+    server = S3Server()
+    yield server
+    server.stop()

@@ -2,5 +2,6 @@
 
 The embedded default is the local data folder (`SEPTET_ARCHIVES_DIR`, `SEPTET_REPLAYS_DIR`); a
 platform whose workers run on other machines keeps them in its database instead
-(`SEPTET_STORAGE=database`), so the network is all the machines share. See `stores`.
+(`SEPTET_STORAGE=database`) or in an S3 bucket (`SEPTET_STORAGE=s3`, the `s3` extra), so the network
+is all the machines share. See `stores`.
 """

@@ -7,6 +7,8 @@ REPLAYS ("septet_replays"); `selection.storage_backends(kind)` builds that entry
   Every process that plays or serves them must see that folder (one machine, or a shared mount).
 - "database": the platform's own database (`backends.DatabaseStorage`), so a worker on another
   machine needs nothing from the centre but the network (docs/operations.md).
+- "s3": a bucket of S3 or an S3-compatible server (`s3.S3BucketStorage`, django-storages; the
+  SEPTET_S3_* settings), for files kept neither in a shared folder nor in the database.
 
 Whatever the backend, a read is checked against the size and SHA-256 recorded with its row
 before anyone uses the bytes (`read_checked`), and a write is safe before the row naming it

@@ -12,7 +12,8 @@ a probe write succeeds. /healthz asks the same question
 The probe writes as a replay is written (for the folder: temporary file, fsync, rename, folder
 fsync) a file larger than a typical replay, so a disk with a few kilobytes left is reported full
 rather than failing the next match's replay; for the database, a blob written in a transaction of
-its own and deleted (so /healthz says "storage" is down when the database takes no writes). Its
+its own and deleted (so /healthz says "storage" is down when the database takes no writes); for an
+S3 bucket, an object PUT and deleted (down when the server, the bucket or the keys refuse). Its
 answer is kept for a few seconds per process, so a worker taking many matches, or a busy probe,
 costs one write per few seconds.
 """
@@ -66,7 +67,8 @@ def replays_writable(*, fresh: bool = False) -> StorageHealth:
 
 def _identity(store: SeptetStorage) -> str:
     """Which store a cached answer is about (tests point the folder elsewhere)."""
-    return f"{type(store).__name__}:{getattr(store, 'location', '')}:{getattr(store, 'area', '')}"
+    where = ("endpoint_url", "bucket_name", "location", "area")  # an S3 bucket's; a folder's; a table's
+    return ":".join([type(store).__name__, *(str(getattr(store, part, "") or "") for part in where)])
 
 
 def _still_valid(cached: tuple[float, str, StorageHealth], identity: str, now: float) -> bool:

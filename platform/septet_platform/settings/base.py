@@ -211,12 +211,40 @@ CELERY_TASK_ROUTES = ("septet_platform.matches.queues.route_task",)
 SEPTET_ARCHIVES_DIR = DATA_DIR / "archives"
 SEPTET_REPLAYS_DIR = DATA_DIR / "replays"
 SEPTET_STORAGE = os.environ.get("SEPTET_STORAGE", "local")
-"""Where archives and replays are kept: "local" (the two folders above, seen by every process) or
-"database" (the platform's database: workers on other machines need no shared folder)."""
+"""Where archives and replays are kept: "local" (the two folders above, seen by every process),
+"database" (the platform's database: workers on other machines need no shared folder) or "s3"
+(a bucket of S3 or an S3-compatible server, the SEPTET_S3_* settings below; needs the `s3`
+extra: `pip install 'septet[s3]'`)."""
+SEPTET_S3_BUCKET = os.environ.get("SEPTET_S3_BUCKET", "")
+"""SEPTET_STORAGE=s3: the bucket's name (env SEPTET_S3_BUCKET, required); it must exist already."""
+SEPTET_S3_ENDPOINT_URL = os.environ.get("SEPTET_S3_ENDPOINT_URL", "")
+"""SEPTET_STORAGE=s3: the server's URL (env SEPTET_S3_ENDPOINT_URL, e.g. https://minio.internal:9000);
+empty: AWS S3 itself."""
+SEPTET_S3_REGION = os.environ.get("SEPTET_S3_REGION", "")
+"""SEPTET_STORAGE=s3: the bucket's region (env SEPTET_S3_REGION); empty: boto3's (AWS_DEFAULT_REGION)."""
+SEPTET_S3_ACCESS_KEY_ID = os.environ.get("SEPTET_S3_ACCESS_KEY_ID", "")
+"""SEPTET_STORAGE=s3: the access key (env SEPTET_S3_ACCESS_KEY_ID); empty, with the secret, leaves the
+credentials to boto3's own chain (AWS_ACCESS_KEY_ID..., an instance or pod role)."""
+SEPTET_S3_SECRET_ACCESS_KEY = os.environ.get("SEPTET_S3_SECRET_ACCESS_KEY", "")
+"""SEPTET_STORAGE=s3: the secret key (env SEPTET_S3_SECRET_ACCESS_KEY)."""
+SEPTET_S3_PREFIX = os.environ.get("SEPTET_S3_PREFIX", "")
+"""SEPTET_STORAGE=s3: the folder of the bucket the platform keeps its objects under (env
+SEPTET_S3_PREFIX, e.g. "septet/prod"; empty: the bucket's top): archives under `<prefix>/archives/`,
+replays under `<prefix>/replays/`, so platforms can share a bucket."""
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    **storage_backends(SEPTET_STORAGE),
+    **storage_backends(
+        SEPTET_STORAGE,
+        s3={
+            "bucket": SEPTET_S3_BUCKET,
+            "endpoint_url": SEPTET_S3_ENDPOINT_URL,
+            "region": SEPTET_S3_REGION,
+            "access_key": SEPTET_S3_ACCESS_KEY_ID,
+            "secret_key": SEPTET_S3_SECRET_ACCESS_KEY,
+            "prefix": SEPTET_S3_PREFIX,
+        },
+    ),
 }
 
 # Beat: keep rated matches flowing on every ladder; hand dead workers' matches back.
