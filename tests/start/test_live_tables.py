@@ -101,10 +101,14 @@ def play_to_the_end(page: Any, watch: PageWatch, *, reload_after: int) -> int:
             return chosen
         choice = page.locator("[data-role=choices] button[data-choice]:not([disabled])").first
         if choice.count():
-            # Each answer's response is waited for: a page reloaded, or moved on from at the end,
-            # with an answer still in flight would cut it (a failed request the watch counts).
-            with page.expect_response(lambda response: "/answer" in response.url, timeout=10_000):
+            # Each answer's response is waited for to its last byte: a page reloaded, or moved on
+            # from at the end, with an answer's body still in flight would cut it (a failed
+            # request the watch counts; the headers alone were not enough, CI caught that once).
+            with page.expect_response(
+                lambda response: "/answer" in response.url, timeout=10_000
+            ) as answer:
                 choice.click(timeout=5_000)
+            answer.value.finished()
             chosen += 1
             if chosen == reload_after and not reloaded:
                 before = len(watch.problems)
