@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import septet_platform
+from septet_platform.addresses import hide_password
 from septet_platform.house import DemoAccount, PrivateFileUnusable, check_private_file
 from septet_platform.settings import DEFAULT_MODULE
 from septet_platform.supervision import ChildSpec, CrashLoop, Supervisor
@@ -182,7 +183,7 @@ def up(argv: Sequence[str]) -> int:
         signal.signal(signum, _interrupt)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     supervisor = Supervisor(
-        state_file=data / SUPERVISION_STATE_FILE, say=_say, guard_env=_child_env(), cwd=HOME
+        state_file=data / SUPERVISION_STATE_FILE, say=_say, guard_env=child_env(), cwd=HOME
     )
     try:
         return _run(args, data, supervisor, started=started)
@@ -208,7 +209,7 @@ def _run(args: argparse.Namespace, data: Path, supervisor: Supervisor, *, starte
             _say(f"its log: {data / 'redis.log'}")
             return 2
         os.environ["REDIS_URL"] = f"redis+socket://{socket_path}"
-    _say(f"data in {data}; broker {os.environ['REDIS_URL']}")
+    _say(f"data in {data}; broker {hide_password(os.environ['REDIS_URL'])}")
 
     import django
     from django.core.exceptions import ImproperlyConfigured
@@ -370,7 +371,36 @@ def _prepare(data: Path, *, examples: Path | None, collect_static: bool) -> Demo
     return demo
 
 
-def _child_env() -> dict[str, str]:
+def celery_worker_command(
+    name: str, queues: Sequence[str], concurrency: int, *, pool: str, log_level: str
+) -> list[str]:
+    """A Celery worker's command line (`septet up`'s workers, `septet worker`'s): node name
+    `name@host`, so two workers on one machine are told apart in the matches they record; no
+    gossip or mingle, which only cost broker traffic here."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "septet_platform",
+        "--quiet",  # no start-up banner
+        "worker",
+        "-Q",
+        ",".join(queues),
+        "--pool",
+        pool,
+        "-c",
+        str(concurrency),
+        "-n",
+        f"{name}@%h",
+        "-l",
+        log_level,
+        "--without-gossip",
+        "--without-mingle",
+    ]
+
+
+def child_env() -> dict[str, str]:
     """The launcher's environment, with the package importable from a clone run without install."""
     package_root = str(Path(__file__).resolve().parents[1])
     return {
@@ -383,29 +413,16 @@ def _child_specs(args: argparse.Namespace) -> list[ChildSpec]:
     from django.conf import settings as django_settings
 
     python = sys.executable
-    env = _child_env()
+    env = child_env()
     celery = [python, "-m", "celery", "-A", "septet_platform", "--quiet"]  # no start-up banner
     # Threads in development: a warm shutdown lets each running match finish and stop its bots.
     # Prefork in production, as deploy/ runs it: the referee of each match gets a core of its own.
     pool = "prefork" if args.production else "threads"
 
+    log_level = "info" if args.production else "warning"  # production logs a JSON line per match
+
     def worker(name: str, queues: Sequence[str], concurrency: int, pool: str = pool) -> list[str]:
-        return [
-            *celery,
-            "worker",
-            "-Q",
-            ",".join(queues),
-            "--pool",
-            pool,
-            "-c",
-            str(concurrency),
-            "-n",
-            f"{name}@%h",
-            "-l",
-            "info" if args.production else "warning",  # production logs a JSON line per match
-            "--without-gossip",
-            "--without-mingle",
-        ]
+        return celery_worker_command(name, queues, concurrency, pool=pool, log_level=log_level)
 
     commands: dict[str, list[str]] = {
         f"worker{number}": worker(f"worker{number}", django_settings.SEPTET_MATCH_QUEUES, args.concurrency)
