@@ -196,9 +196,9 @@ def test_the_s3_kind_without_its_extra_or_a_bucket_is_refused(monkeypatch: pytes
         storage_backends("s3", s3={"bucket": "b"})
 
 
-def _started(**environment: str) -> subprocess.CompletedProcess[str]:
+def _started(data: Path, **environment: str) -> subprocess.CompletedProcess[str]:
     """`manage.py check` in a process of its own, as a deploy's first step starts one."""
-    env = {**os.environ, "SEPTET_STORAGE": "s3", **environment}
+    env = {**os.environ, "SEPTET_STORAGE": "s3", "SEPTET_DATA_DIR": str(data), **environment}
     return subprocess.run(
         [sys.executable, str(REPO / "manage.py"), "check"],
         cwd=REPO,
@@ -209,7 +209,7 @@ def _started(**environment: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_process_started_with_the_s3_kind_checks_its_bucket(s3_server: Any) -> None:
+def test_a_process_started_with_the_s3_kind_checks_its_bucket(s3_server: Any, tmp_path: Path) -> None:
     bucket = s3_server.new_bucket()
     answers = {
         "SEPTET_S3_BUCKET": bucket,
@@ -218,12 +218,12 @@ def test_a_process_started_with_the_s3_kind_checks_its_bucket(s3_server: Any) ->
         "SEPTET_S3_ACCESS_KEY_ID": "k",
         "SEPTET_S3_SECRET_ACCESS_KEY": "s",
     }
-    started = _started(**answers)
+    started = _started(tmp_path, **answers)
     assert started.returncode == 0, started.stderr
-    missing = _started(**{**answers, "SEPTET_S3_BUCKET": "septet-no-such-bucket"})
+    missing = _started(tmp_path, **{**answers, "SEPTET_S3_BUCKET": "septet-no-such-bucket"})
     assert missing.returncode != 0 and UNREACHABLE in missing.stderr
     assert "SEPTET_S3_BUCKET" in missing.stderr, "the hint names the settings to look at"
-    unnamed = _started(**{**answers, "SEPTET_S3_BUCKET": ""})
+    unnamed = _started(tmp_path, **{**answers, "SEPTET_S3_BUCKET": ""})
     assert unnamed.returncode != 0 and "needs the bucket's name in SEPTET_S3_BUCKET" in unnamed.stderr
 
 
