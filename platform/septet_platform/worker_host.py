@@ -212,6 +212,11 @@ def _check_centre(wait: float) -> None:
     _wait_for("the database", _database_answers, wait)
     _wait_for("the broker", _broker_answers, wait)
     _check_schema()
+    from septet_platform.blobs.checks import storage_reachable
+
+    unreachable = storage_reachable()
+    if unreachable:
+        raise WorkerHostUnusable(str(unreachable[0].msg))
     if settings.SEPTET_STORAGE.strip().lower() in ("local", "file", "folder"):
         _say("storage is this machine's data folder: the centre sees these replays only if it shares it")
     _check_sandbox()
