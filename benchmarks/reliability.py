@@ -93,7 +93,43 @@ class Findings:
         return not self.lost and not self.doubled and not self.ratings
 
 
-def check(cursor: Any, replays: Path) -> Findings:
+class FolderReplays:
+    """The replays of the local storage: the files of the replay folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def names(self) -> list[str]:
+        return [path.name for path in self.folder.iterdir()] if self.folder.is_dir() else []
+
+    def read(self, name: str) -> bytes | None:
+        path = self.folder / name
+        return path.read_bytes() if path.is_file() else None
+
+
+class DatabaseReplays:
+    """The replays of the database storage (SEPTET_STORAGE=database), read with our own SQL from
+    its tables: the blobs of the "replays" area, each the concatenation of its chunks in order."""
+
+    def __init__(self, cursor: Any) -> None:
+        self.cursor = cursor
+
+    def names(self) -> list[str]:
+        self.cursor.execute("select name from blobs_blob where area = 'replays'")
+        return [row[0] for row in self.cursor.fetchall()]
+
+    def read(self, name: str) -> bytes | None:
+        self.cursor.execute("select id from blobs_blob where area = 'replays' and name = %s", (name,))
+        found = self.cursor.fetchone()
+        if found is None:
+            return None
+        self.cursor.execute(
+            'select data from blobs_blobchunk where blob_id = %s order by "index"', (found[0],)
+        )
+        return b"".join(bytes(row[0]) for row in self.cursor.fetchall())
+
+
+def check(cursor: Any, replays: Path | FolderReplays | DatabaseReplays) -> Findings:
     """Checks every match of the database `cursor` reads (a DB-API cursor, %s parameters) against
     the replay files in `replays`: every match ended exactly once (finished and rated, aborted or
     cancelled; none left scheduled or running), each rated match has exactly one rating change
@@ -136,17 +172,21 @@ def _check_ends(findings: Findings, matches: dict[int, tuple[Any, ...]]) -> None
 
 
 def _check_replays(
-    findings: Findings, matches: dict[int, tuple[Any, ...]], seats: dict[int, list[Any]], replays: Path
+    findings: Findings,
+    matches: dict[int, tuple[Any, ...]],
+    seats: dict[int, list[Any]],
+    replays: Path | FolderReplays | DatabaseReplays,
 ) -> None:
     from referee.engine import replay as engine
 
+    source = FolderReplays(replays) if isinstance(replays, Path) else replays
     files: dict[int, list[str]] = defaultdict(list)
-    for path in replays.iterdir() if replays.is_dir() else []:
-        found = REPLAY_NAME.match(path.name)
+    for stored in source.names():
+        found = REPLAY_NAME.match(stored)
         if found:
-            files[int(found.group(1))].append(path.name)
-        elif not path.name.startswith(PROBE_NAME):
-            findings.doubled[-1].append(f"a file that is no replay: {path.name} (partial write?)")
+            files[int(found.group(1))].append(stored)
+        elif not stored.startswith(PROBE_NAME):
+            findings.doubled[-1].append(f"a file that is no replay: {stored} (partial write?)")
     for match_id, names in files.items():
         row = matches.get(match_id)
         recorded = row[4] if row else ""
@@ -157,11 +197,10 @@ def _check_replays(
     for match_id, (_, status, _, _, name, size, sha256, named, _) in matches.items():
         if status != "finished" and status != "aborted":
             continue
-        path = replays / name if name else None
-        if path is None or not path.is_file():
+        data = source.read(name) if name else None
+        if data is None:
             findings.lost[match_id].append(f"its replay {name or '(none)'} is missing")
             continue
-        data = path.read_bytes()
         if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
             findings.lost[match_id].append("its replay does not match the stored size and SHA-256")
             continue
