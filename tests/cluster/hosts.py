@@ -170,9 +170,13 @@ class CpuGroup:
         for _ in range(50):
             try:
                 self.folder.rmdir()
-                return
-            except OSError:
+            except FileNotFoundError:
+                pass
+            except OSError:  # a process of the group still exiting
                 time.sleep(0.1)
+                continue
+            self.folder = None
+            return
 
 
 # One host ------------------------------------------------------------------------------------------
@@ -218,6 +222,7 @@ class Cluster:
         self.namespaces: list[str] = []
         self._executors: dict[str, ThreadPoolExecutor] = {}
         self._lock = threading.Lock()
+        self.closed = False
 
     # Addresses the platform is given
 
@@ -298,6 +303,9 @@ class Cluster:
         """Stops every process of every host, deletes the namespaces and the folder; returns the
         processes that were still alive after their host was told to stop (then killed)."""
         left: list[str] = []
+        if self.closed:
+            return left
+        self.closed = True
         for host in reversed(list(self.hosts.values())):  # workers first, the database last
             for role in reversed(list(host.processes)):
                 left += self.stop(host.name, role)
