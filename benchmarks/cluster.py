@@ -1,7 +1,8 @@
 """Many machines on one: a centre, its broker and 1, 2, 3 worker hosts (network namespaces on a
 bridge, tests/cluster/hosts.py), nothing shared but the network; rated matches per minute with
-each number of worker hosts, the CPU each host spends per match, the bytes each link carries per
-match, then (unless --no-faults) the faults across hosts and the recovery table.
+each number of worker hosts on one game's ladder (--game), the CPU each host spends per match, the
+bytes each link carries per match and the broker's commands per match, then (unless --no-faults)
+the faults across hosts and the recovery table.
 
 Setup: PostgreSQL (a cluster of this run's own, password auth) on the centre, Redis (a password,
 an append-only file) on the broker, `septet up --workers 0` on the centre (site, Arena, beat,
@@ -33,10 +34,10 @@ Exits 1 when a match was lost or doubled, a rating does not recompute, a recover
 than 60 s, or a process was left behind. Needs root (namespaces), iproute2 and PostgreSQL's
 server binaries (Debian's postgresql package).
 
-    python benchmarks/cluster.py [--hosts 3] [--seconds 60] [--warmup 30] [--concurrency 1]
+    python benchmarks/cluster.py [--hosts 3] [--game oh7] [--seconds 120] [--warmup 30] [--concurrency 1]
         [--hold 20] [--no-faults] [--faults-only] [--keep]
 
-Default run: about 15 minutes.
+Default run: about 20 minutes.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 
 from faults import ClusterFaults, Recovery, check, table  # noqa: E402
+from hosts import BROKER_ADDRESS, BROKER_PORT  # noqa: E402
 from septet_cluster import SeptetCluster  # noqa: E402
 
 CENTRE_SHARE_MS = 6.5
@@ -66,7 +68,10 @@ def main() -> int:
     parser.add_argument(
         "--hosts", type=int, default=3, help="worker hosts, started one at a time (default 3)"
     )
-    parser.add_argument("--seconds", type=float, default=60.0, help="measured window per step (default 60)")
+    parser.add_argument(
+        "--game", default="oh7", help="the one ladder measured (default oh7; 'all': every ladder)"
+    )
+    parser.add_argument("--seconds", type=float, default=120.0, help="measured window per step (default 120)")
     parser.add_argument("--warmup", type=float, default=30.0, help="seconds after a host starts (default 30)")
     parser.add_argument(
         "--concurrency", type=int, default=1, help="matches each host plays at once (default 1)"
@@ -92,6 +97,8 @@ def main() -> int:
             print(f"no match finished within 10 minutes:\n{cluster.log_tail('centre', 'septet')}")
             return 1
         if not args.faults_only:
+            if args.game != "all":
+                _one_ladder(faults, args.game)
             _throughput(cluster, faults, args)
         if not args.no_faults:
             for inject in faults.all_faults():
@@ -118,6 +125,39 @@ def main() -> int:
     return 0 if ok else 1
 
 
+def _one_ladder(faults: ClusterFaults, game: str) -> None:
+    """Only `game`'s sandboxed ladder keeps scheduling, and the other ladders' waiting matches are
+    cancelled, so each window measures one game's matches: a mix drawn from six games (an Oh Hell!
+    set costs twice an oh7-duel's) moved the per-match figures by 2x from one window to the next."""
+    kept = faults.rows("select id from ladders_ladder where game = %s and pool = 'sandboxed'", game)
+    if not kept:
+        raise SystemExit(f"no sandboxed ladder for the game id {game!r}")
+    faults.rows("update ladders_ladder set active = (id = %s) returning id", kept[0][0])
+    faults.rows(
+        "update matches_match set status = 'cancelled' where status = 'scheduled' and ladder_id <> %s"
+        " and kind = 'ladder' returning id",
+        kept[0][0],
+    )
+
+
+def _redis_counts(cluster: SeptetCluster) -> dict[str, int]:
+    """The broker's own counts: commands by name, and bytes in and out (INFO, from the centre)."""
+    import redis
+
+    def read() -> dict[str, int]:
+        client = redis.Redis(host=BROKER_ADDRESS, port=BROKER_PORT, password=cluster.broker_password)
+        try:
+            stats = client.info("stats")
+            counts = {"bytes": int(stats["total_net_input_bytes"]) + int(stats["total_net_output_bytes"])}
+            for name, calls in client.info("commandstats").items():
+                counts[name.removeprefix("cmdstat_")] = int(calls["calls"])
+            return counts
+        finally:
+            client.close()
+
+    return cluster.in_namespace("centre", read)
+
+
 def _throughput(cluster: SeptetCluster, faults: ClusterFaults, args: argparse.Namespace) -> None:
     archives = faults.rows("select coalesce(sum(size), 0) from blobs_blob where area = 'archives'")[0][0]
     print(
@@ -131,11 +171,14 @@ def _throughput(cluster: SeptetCluster, faults: ClusterFaults, args: argparse.Na
         workers = cluster.worker_names[:count]
         cpu_before = {name: host.cpu.seconds() for name, host in cluster.hosts.items()}
         bytes_before = {name: cluster.link_bytes(name) for name in cluster.hosts}
+        redis_before = _redis_counts(cluster)
         start = datetime.now(UTC)
         time.sleep(args.seconds)
         end = datetime.now(UTC)
         cpu = {name: host.cpu.seconds() - cpu_before[name] for name, host in cluster.hosts.items()}
         moved = {name: cluster.link_bytes(name) - bytes_before[name] for name in cluster.hosts}
+        redis_after = _redis_counts(cluster)
+        commands = {name: redis_after[name] - redis_before.get(name, 0) for name in redis_after}
         done, replay_bytes = faults.rows(
             "select count(*), coalesce(avg(replay_size), 0) from matches_match"
             " where finished > %s and finished <= %s",
@@ -152,6 +195,14 @@ def _throughput(cluster: SeptetCluster, faults: ClusterFaults, args: argparse.Na
             f"{count:>5} {done * 60 / args.seconds:>11.0f} {worker_cpu:>24.1f} {per_match['centre']:>7.1f} "
             f"{per_match['broker']:>7.1f} {worker_bytes:>20.1f} {moved['centre'] / done / 1024:>11.1f} "
             f"{moved['broker'] / done / 1024:>11.1f} {float(replay_bytes) / 1024:>9.1f}",
+            flush=True,
+        )
+        busiest = sorted(
+            (name for name in commands if name != "bytes"), key=commands.__getitem__, reverse=True
+        )
+        print(
+            f"      Redis per match: {commands['bytes'] / done / 1024:.1f} KB in and out; commands "
+            + ", ".join(f"{name} {commands[name] / done:.1f}" for name in busiest[:6]),
             flush=True,
         )
     print(
