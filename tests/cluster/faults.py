@@ -136,6 +136,15 @@ class ClusterFaults:
 
         return settled
 
+    def _fate(self, held: set[int], attempts: dict[int, int]) -> str:
+        """What became of the matches a damaged host held: recorded under the attempt it had
+        (the host finished it after all) or taken from it and played again."""
+        if not held:
+            return ""
+        now = self._attempts(held)
+        kept = sum(1 for match_id in held if now.get(match_id) == attempts.get(match_id))
+        return f"; of the {len(held)} it held: {kept} kept, {len(held) - kept} played again"
+
     def _attempts(self, held: set[int]) -> dict[int, int]:
         rows = self.rows("select id, attempt from matches_match where id = any(%s)", list(held))
         return {match_id: attempt for match_id, attempt in rows}
@@ -150,7 +159,8 @@ class ClusterFaults:
         self.cluster.link(host, up=True)
         ended = time.time()
         seconds = self._recovered(ended, host, self._settled(held, attempts))
-        return Recovery(f"link cut ({host})", flight, seconds, f"{self.hold:.0f} s without a link", held)
+        note = f"{self.hold:.0f} s without a link{self._fate(held, attempts)}"
+        return Recovery(f"link cut ({host})", flight, seconds, note, held)
 
     def host_killed(self, host: str) -> Recovery:
         held = self._busy(host)
@@ -160,7 +170,8 @@ class ClusterFaults:
         self.cluster.start_worker(host)  # the machine comes back, with nothing of its own left
         ended = time.time()
         seconds = self._recovered(ended, host, self._settled(held, attempts))
-        return Recovery(f"host killed ({host})", flight, seconds, f"{killed} processes killed", held)
+        note = f"{killed} processes killed{self._fate(held, attempts)}"
+        return Recovery(f"host killed ({host})", flight, seconds, note, held)
 
     def broker_partition(self) -> Recovery:
         flight = self.in_flight()
@@ -221,9 +232,8 @@ def table(recoveries: list[Recovery], findings: Any, left: list[str]) -> tuple[s
         lost = len(recovery.in_flight & set(findings.lost))
         doubled = len(recovery.in_flight & set(findings.doubled))
         ok = ok and recovery.seconds <= RECOVERY_LIMIT_SECONDS and not lost and not doubled
-        held = f"; it held {len(recovery.held)} matches" if recovery.held else ""
         lines.append(
-            f"{recovery.fault:<22} {recovery.seconds:>12.1f} {lost:>5} {doubled:>8}  {recovery.note}{held}"
+            f"{recovery.fault:<22} {recovery.seconds:>12.1f} {lost:>5} {doubled:>8}  {recovery.note}"
         )
     lines.append(
         f"{'all':<22} {'':>12} {len(findings.lost):>5} {len(findings.doubled):>8}  "
