@@ -53,7 +53,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 
 from faults import ClusterFaults, Recovery, check, table  # noqa: E402
-from hosts import BROKER_ADDRESS, BROKER_PORT  # noqa: E402
+from hosts import BROKER_ADDRESS, BROKER_PORT, tree_cpu_seconds  # noqa: E402
 from septet_cluster import SeptetCluster  # noqa: E402
 
 CENTRE_SHARE_MS = 6.5
@@ -161,7 +161,8 @@ def _redis_counts(cluster: SeptetCluster) -> dict[str, int]:
 def _throughput(cluster: SeptetCluster, faults: ClusterFaults, args: argparse.Namespace) -> None:
     archives = faults.rows("select coalesce(sum(size), 0) from blobs_blob where area = 'archives'")[0][0]
     print(
-        f"\n{'hosts':>5} {'matches/min':>11} {'worker host CPU ms/match':>24} {'centre':>7} {'broker':>7} "
+        f"\n{'hosts':>5} {'matches/min':>11} {'worker host CPU ms/match':>24} {'centre':>7} {'(PG)':>6} "
+        f"{'broker':>7} "
         f"{'worker link KB/match':>20} {'centre link':>11} {'broker link':>11} {'replay KB':>9}"
     )
     for count in range(1, args.hosts + 1):
@@ -170,12 +171,15 @@ def _throughput(cluster: SeptetCluster, faults: ClusterFaults, args: argparse.Na
         time.sleep(args.warmup)
         workers = cluster.worker_names[:count]
         cpu_before = {name: host.cpu.seconds() for name, host in cluster.hosts.items()}
+        postgres = cluster.hosts["centre"].processes["postgres"].pid
+        postgres_before = tree_cpu_seconds(postgres)
         bytes_before = {name: cluster.link_bytes(name) for name in cluster.hosts}
         redis_before = _redis_counts(cluster)
         start = datetime.now(UTC)
         time.sleep(args.seconds)
         end = datetime.now(UTC)
         cpu = {name: host.cpu.seconds() - cpu_before[name] for name, host in cluster.hosts.items()}
+        cpu["postgres"] = tree_cpu_seconds(postgres) - postgres_before
         moved = {name: cluster.link_bytes(name) - bytes_before[name] for name in cluster.hosts}
         redis_after = _redis_counts(cluster)
         commands = {name: redis_after[name] - redis_before.get(name, 0) for name in redis_after}
@@ -193,6 +197,7 @@ def _throughput(cluster: SeptetCluster, faults: ClusterFaults, args: argparse.Na
         worker_bytes = sum(moved[name] for name in workers) / done / 1024
         print(
             f"{count:>5} {done * 60 / args.seconds:>11.0f} {worker_cpu:>24.1f} {per_match['centre']:>7.1f} "
+            f"{per_match['postgres']:>6.1f} "
             f"{per_match['broker']:>7.1f} {worker_bytes:>20.1f} {moved['centre'] / done / 1024:>11.1f} "
             f"{moved['broker'] / done / 1024:>11.1f} {float(replay_bytes) / 1024:>9.1f}",
             flush=True,
@@ -206,9 +211,9 @@ def _throughput(cluster: SeptetCluster, faults: ClusterFaults, args: argparse.Na
             flush=True,
         )
     print(
-        f"centre share per match: {CENTRE_SHARE_MS} CPU ms in central_ceiling.py "
-        "(PostgreSQL + beat + Redis); "
-        f"the centre column above adds the site, the Arena and the idle builder and tables pools"
+        f"centre share per match in central_ceiling.py: {CENTRE_SHARE_MS} CPU ms (PostgreSQL 4.7, beat 1.4, "
+        "Redis 0.3), without bots, live streams or replays in the database; the centre column above is "
+        "every process of the centre (PG: PostgreSQL's part), the broker's is Redis"
     )
     print(
         f"archives: {archives / 1024:.0f} KB in storage, fetched once by each new worker host\n", flush=True

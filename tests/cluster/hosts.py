@@ -107,6 +107,18 @@ def descendants(root: int) -> dict[int, int]:
     return found
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds of `root` and everything below it: each live process's own time and that of
+    its children it has reaped (a PostgreSQL backend that exited is counted in the postmaster's)."""
+    ticks = 0
+    for pid in descendants(root):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            ticks += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def command_line(pid: int) -> str:
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").replace("\0", " ").strip()
