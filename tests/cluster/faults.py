@@ -137,13 +137,21 @@ class ClusterFaults:
         return settled
 
     def _fate(self, held: set[int], attempts: dict[int, int]) -> str:
-        """What became of the matches a damaged host held: recorded under the attempt it had
-        (the host finished it after all) or taken from it and played again."""
+        """What became of the matches a damaged host held: recorded by it under the attempt it
+        had, put back in the queue (its lease ran out), or already played again elsewhere."""
         if not held:
             return ""
-        now = self._attempts(held)
-        kept = sum(1 for match_id in held if now.get(match_id) == attempts.get(match_id))
-        return f"; of the {len(held)} it held: {kept} kept, {len(held) - kept} played again"
+        rows = self.rows("select id, status, attempt from matches_match where id = any(%s)", list(held))
+        kept = queued = again = 0
+        for match_id, status, attempt in rows:
+            if attempt > attempts[match_id]:
+                again += 1
+            elif status == "scheduled":
+                queued += 1
+            elif status != "running":
+                kept += 1
+        fates = f"{kept} recorded by it, {queued} queued again, {again} played elsewhere"
+        return f"; of the {len(held)} it held: {fates}"
 
     def _attempts(self, held: set[int]) -> dict[int, int]:
         rows = self.rows("select id, attempt from matches_match where id = any(%s)", list(held))

@@ -55,9 +55,18 @@ class SeptetCluster(Cluster):
     """The cluster with Septet on it; `start` brings up the database, the broker, the centre and
     the worker hosts in that order."""
 
-    def __init__(self, workers: int, *, concurrency: int = WORKER_CONCURRENCY, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        workers: int,
+        *,
+        concurrency: int = WORKER_CONCURRENCY,
+        examples: Path | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(workers, **kwargs)
         self.concurrency = concurrency
+        self.examples = examples
+        """The house bots' folders for the centre's `septet up --examples` (None: the checkout's)."""
         self.pg_data = self.folder / "postgres"
         self.redis_folder = self.folder / "redis"
         self.centre_data = self.folder / "centre"
@@ -176,6 +185,8 @@ class SeptetCluster(Cluster):
             SEPTET, "up", "--data", str(self.centre_data), "--workers", "0",
             "--web", f"{CENTRE_ADDRESS}:{WEB_PORT}", "--arena", f"{CENTRE_ADDRESS}:{ARENA_PORT}",
         ]  # fmt: skip
+        if self.examples is not None:
+            command += ["--examples", str(self.examples)]
         self.spawn("centre", "septet", command, env=env)
         self._wait("the centre's site", lambda: self.healthz()[0] in (200, 503), READY_SECONDS)
 

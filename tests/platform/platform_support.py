@@ -40,6 +40,19 @@ SEPTET = str(Path(sys.executable).with_name("septet"))
 """The `septet` command of this environment, for tests that run it as a user would."""
 
 
+QUICK_HOUSE_BOTS = ("random", "greedy", "half-greedy", "node-random")
+
+
+def quick_examples(folder: Path) -> Path:
+    """The example bots but montecarlo, linked into `folder`, for `septet up --examples`: the house
+    montecarlo thinks for its whole budget at every decision, and a test that only needs rated
+    matches to flow waited minutes behind its sets (the start command's own tests keep it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in QUICK_HOUSE_BOTS:
+        (folder / name).symlink_to(EXAMPLES / name, target_is_directory=True)
+    return folder
+
+
 def local_address() -> str:
     """127.0.0.1:PORT with a port free right now, for a server a test starts."""
     with socket.socket() as probe:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from fixtures_intake import random_copy
-from platform_support import SEPTET, local_address
+from platform_support import SEPTET, local_address, quick_examples
 
 from referee.tools.packing import pack_folder
 
@@ -45,7 +45,8 @@ def platform(tmp_path: Path, fresh_services: dict[str, str]) -> Iterator[Platfor
     web, arena = local_address(), local_address()
     log = (tmp_path / "up.log").open("w+")
     up = subprocess.Popen(
-        [SEPTET, "up", "--data", str(tmp_path / "data"), "--web", web, "--arena", arena],
+        [SEPTET, "up", "--data", str(tmp_path / "data"), "--web", web, "--arena", arena,
+         "--examples", str(quick_examples(tmp_path / "examples"))],
         env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
