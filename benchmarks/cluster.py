@@ -50,7 +50,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
+sys.path[:0] = [str(ROOT / "tests" / "cluster"), str(ROOT / "tests")]  # the harness, process_tree
 
 from faults import ClusterFaults, Recovery, check, table  # noqa: E402
 from hosts import BROKER_ADDRESS, BROKER_PORT, tree_cpu_seconds  # noqa: E402

@@ -33,12 +33,14 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+
+from process_tree import alive, identity
+from process_tree import descendants as living_below
 
 ROOT = Path(__file__).resolve().parents[2]
 IP = shutil.which("ip") or "/usr/sbin/ip"
@@ -80,30 +82,12 @@ def postgres_bin() -> Path:
 # Processes: ours only, from /proc ------------------------------------------------------------------
 
 
-def start_time(pid: int) -> int | None:
-    """A process's start time (clock ticks since boot): with the pid, it names one process."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat[stat.rindex(")") + 2 :].split()[19])
-
-
 def descendants(root: int) -> dict[int, int]:
-    """pid -> start time of `root` and every process below it (from /proc's parent pids)."""
-    children: dict[int, list[int]] = defaultdict(list)
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = Path(entry.path, "stat").read_text()
-                children[int(stat[stat.rindex(")") + 2 :].split()[1])].append(int(entry.name))
-    found, todo = {}, [root]
-    while todo:
-        pid = todo.pop()
-        started = start_time(pid)
-        if started is not None:
-            found[pid] = started
-            todo.extend(children.get(pid, []))
+    """pid -> start time of `root` and every living process below it (tests/process_tree.py)."""
+    found = dict(living_below(root))
+    itself = identity(root)
+    if itself is not None:
+        found[itself[0]] = itself[1]
     return found
 
 
@@ -129,13 +113,12 @@ def kill_tree(root: int, *, rounds: int = 20) -> None:
     """SIGKILL to `root` and everything below it, again until nothing of it is left (a process
     forking while it is being killed is caught by the next round)."""
     for _ in range(rounds):
-        alive = descendants(root)
-        if not alive:
+        living = [pid for pid, started in descendants(root).items() if alive((pid, started))]
+        if not living:  # a zombie waiting to be reaped is gone already
             return
-        for pid, started in alive.items():
-            if start_time(pid) == started:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        for pid in living:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
 
 
@@ -329,7 +312,7 @@ class Cluster:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             for pid, started in host.seen.items():
-                if start_time(pid) == started:
+                if alive((pid, started)):
                     left.append(f"{host.name}: {pid} {command_line(pid)[:100]} (below a stopped process)")
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
@@ -413,10 +396,10 @@ class Cluster:
         left = [
             f"{host_name}/{role}: {pid} {command_line(pid)[:100]}"
             for pid, started in ours.items()
-            if start_time(pid) == started
+            if alive((pid, started))
         ]
         for pid, started in ours.items():
-            if start_time(pid) == started:
+            if alive((pid, started)):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         return left
@@ -427,9 +410,9 @@ class Cluster:
         host = self.hosts[host_name]
         killed = 0
         for role, process in list(host.processes.items()):
-            alive = descendants(process.pid)
-            host.seen.update(alive)
-            killed += len(alive)
+            living = descendants(process.pid)
+            host.seen.update(living)
+            killed += len(living)
             kill_tree(process.pid)
             process.wait()
             del host.processes[role]
